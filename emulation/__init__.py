@@ -1,0 +1,1 @@
+"""The network under test and its control plane: topologies, policies, fluid and Mininet backends."""

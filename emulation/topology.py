@@ -1,0 +1,148 @@
+"""Topologies as pure data: hosts, switches and directed links with ``rate_bps``.
+
+A ``Topology`` is built once and translated by each backend (the fluid simulator indexes
+its links; the Mininet backend builds veths and HTB queues from it). Every physical cable
+is two directed links, one per direction, each with its own capacity.
+
+- ``big_switch(n, rate)``: n hosts on one non-blocking switch (the coflow literature's
+  model): a flow uses its sender's uplink and its receiver's downlink.
+- ``leaf_spine(...)``: racks of hosts on leaf switches, every leaf wired to every spine;
+  ``oversubscription`` = (hosts per leaf x host rate) / (spines x uplink rate). Paths are
+  host -> leaf -> spine -> leaf -> host with the spine chosen by a deterministic hash of
+  (src, dst) (ECMP without randomness); same-rack flows stay on the leaf.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from workloads.config import ConfigError
+
+
+@dataclass(frozen=True)
+class Link:
+    """A directed link ``src -> dst`` with capacity ``rate_bps`` (bits per second)."""
+
+    src: str
+    dst: str
+    rate_bps: float
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Hosts, switches and directed links; ``kind`` and ``params`` say how it was built."""
+
+    kind: str
+    hosts: tuple[str, ...]
+    switches: tuple[str, ...]
+    links: tuple[Link, ...]
+    params: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        index = {(l.src, l.dst): i for i, l in enumerate(self.links)}
+        object.__setattr__(self, "_index", index)
+        host_switch = {}
+        for l in self.links:
+            if l.src in self.hosts:
+                host_switch[l.src] = l.dst
+        object.__setattr__(self, "_host_switch", host_switch)
+
+    def link_index(self, src: str, dst: str) -> int:
+        return self._index[(src, dst)]
+
+    def path(self, src: str, dst: str) -> list[Link]:
+        """The directed links a flow from host ``src`` to host ``dst`` crosses, in order."""
+        return [self.links[i] for i in self.path_indices(src, dst)]
+
+    def path_indices(self, src: str, dst: str) -> list[int]:
+        """Like ``path`` but link indices into ``links``."""
+        hs = self._host_switch
+        if src not in hs or dst not in hs:
+            missing = src if src not in hs else dst
+            raise ValueError(f"host {missing!r} is not in the {self.kind} topology")
+        a, b = hs[src], hs[dst]
+        ix = self._index
+        if a == b:
+            return [ix[(src, a)], ix[(a, dst)]]
+        spines = self.params["spines"]
+        spine = spines[_stable_hash(src, dst) % len(spines)]
+        return [ix[(src, a)], ix[(a, spine)], ix[(spine, b)], ix[(b, dst)]]
+
+
+def _stable_hash(a: str, b: str) -> int:
+    h = 2166136261
+    for ch in f"{a}->{b}":
+        h = ((h ^ ord(ch)) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def big_switch(num_hosts: int, link_rate_bps: float, host_names: tuple[str, ...] | None = None
+               ) -> Topology:
+    """``num_hosts`` hosts ``h0..`` on switch ``s0``; every host link ``link_rate_bps`` each way."""
+    if num_hosts < 1 or link_rate_bps <= 0:
+        raise ValueError("big_switch needs num_hosts >= 1 and link_rate_bps > 0")
+    hosts = host_names or tuple(f"h{i}" for i in range(num_hosts))
+    links = []
+    for h in hosts:
+        links += [Link(h, "s0", link_rate_bps), Link("s0", h, link_rate_bps)]
+    return Topology("big_switch", tuple(hosts), ("s0",), tuple(links),
+                    {"num_hosts": len(hosts), "link_rate_bps": link_rate_bps})
+
+
+def leaf_spine(num_leaves: int, hosts_per_leaf: int, num_spines: int, link_rate_bps: float,
+               oversubscription: float = 1.0) -> Topology:
+    """Two-tier leaf-spine; uplink rate = hosts_per_leaf * rate / (spines * oversubscription)."""
+    if min(num_leaves, hosts_per_leaf, num_spines) < 1 or link_rate_bps <= 0 or oversubscription <= 0:
+        raise ValueError("leaf_spine needs positive sizes, rate and oversubscription")
+    uplink = hosts_per_leaf * link_rate_bps / (num_spines * oversubscription)
+    hosts, links = [], []
+    leaves = [f"l{i}" for i in range(num_leaves)]
+    spines = [f"sp{i}" for i in range(num_spines)]
+    for li, leaf in enumerate(leaves):
+        for j in range(hosts_per_leaf):
+            h = f"h{li * hosts_per_leaf + j}"
+            hosts.append(h)
+            links += [Link(h, leaf, link_rate_bps), Link(leaf, h, link_rate_bps)]
+        for sp in spines:
+            links += [Link(leaf, sp, uplink), Link(sp, leaf, uplink)]
+    return Topology("leaf_spine", tuple(hosts), tuple(leaves + spines), tuple(links),
+                    {"num_leaves": num_leaves, "hosts_per_leaf": hosts_per_leaf,
+                     "spines": tuple(spines), "link_rate_bps": link_rate_bps,
+                     "uplink_rate_bps": uplink, "oversubscription": oversubscription})
+
+
+@dataclass(frozen=True)
+class TopologyConfig:
+    """The ``[topology]`` table. ``num_hosts`` = 0 takes the trace's host count."""
+
+    kind: Literal["big_switch", "leaf_spine"] = "big_switch"
+    num_hosts: int = 0
+    link_rate_bps: float = 10e9
+    hosts_per_leaf: int = 4
+    num_spines: int = 2
+    oversubscription: float = 1.0
+
+    def check(self, where: str = "topology") -> None:
+        if self.link_rate_bps <= 0:
+            raise ConfigError(f"{where}.link_rate_bps: must be > 0")
+        if self.num_hosts < 0:
+            raise ConfigError(f"{where}.num_hosts: must be >= 0")
+        if self.oversubscription <= 0:
+            raise ConfigError(f"{where}.oversubscription: must be > 0")
+        if self.hosts_per_leaf < 1 or self.num_spines < 1:
+            raise ConfigError(f"{where}.hosts_per_leaf/num_spines: must be >= 1")
+
+
+def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...]) -> Topology:
+    """The topology ``cfg`` describes, checked to hold every host the trace names."""
+    n = cfg.num_hosts or len(trace_hosts)
+    if cfg.kind == "big_switch":
+        topo = big_switch(n, cfg.link_rate_bps)
+    else:
+        leaves = -(-n // cfg.hosts_per_leaf)
+        topo = leaf_spine(leaves, cfg.hosts_per_leaf, cfg.num_spines, cfg.link_rate_bps,
+                          cfg.oversubscription)
+    missing = set(trace_hosts) - set(topo.hosts)
+    if missing:
+        raise ConfigError(f"topology: the trace uses hosts {sorted(missing)[:3]} that the "
+                          f"{cfg.kind} with {len(topo.hosts)} hosts does not have")
+    return topo

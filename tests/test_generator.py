@@ -1,0 +1,86 @@
+"""Generated traces: determinism in the seed, structure, config strictness."""
+import pytest
+
+from workloads import trace
+from workloads.config import ConfigError, build
+from workloads.generator import WorkloadConfig, generate
+from workloads.__main__ import workload_config_from_toml
+
+
+def cfg(**kw):
+    return build(WorkloadConfig, kw, "workload")
+
+
+@pytest.mark.parametrize("algorithm", ["hyperband", "sha", "asha"])
+@pytest.mark.parametrize("pattern", ["ring", "ps"])
+def test_same_seed_same_bytes_other_seed_other_trace(algorithm, pattern):
+    c = dict(algorithm=algorithm, sync_pattern=pattern, num_apps=3, gpu_mix={"2": 1, "4": 1})
+    a = trace.dumps(generate(cfg(seed=5, **c)))
+    b = trace.dumps(generate(cfg(seed=5, **c)))
+    other = trace.dumps(generate(cfg(seed=6, **c)))
+    assert a == b
+    assert a != other
+
+
+def test_roundtrip_through_json(tmp_path):
+    t = generate(cfg(seed=3, algorithm="asha", gpu_mix={"4": 1}))
+    p = tmp_path / "t.json"
+    trace.save(t, p)
+    assert trace.dumps(trace.load(p)) == trace.dumps(t)
+
+
+def test_hyperband_stage_structure():
+    t = generate(cfg(seed=1, num_apps=1, max_resource=81, eta=3, gpu_mix={"2": 1}))
+    (app,) = t.apps
+    sizes = [len(s.jobs) for s in app.stages]
+    assert sizes == [81, 27, 9, 3, 1, 34, 11, 3, 1, 15, 5, 1, 8, 2, 5]
+    iters = [s.jobs[0].iterations for s in app.stages]
+    assert iters == [1, 3, 9, 27, 81, 3, 9, 27, 81, 9, 27, 81, 27, 81, 81]
+    # one chain: every stage after the first depends on its predecessor
+    for prev, s in zip(app.stages, app.stages[1:]):
+        assert s.depends_on == (prev.stage_id,)
+    # survivors keep their hosts
+    first = {j.trial_id: j.hosts for j in app.stages[0].jobs}
+    for j in app.stages[1].jobs:
+        assert j.hosts == first[j.trial_id]
+
+
+def test_resume_promoted_trains_only_extra_units():
+    t = generate(cfg(seed=1, num_apps=1, algorithm="sha", sha_num_configs=9,
+                     resume_promoted=True, gpu_mix={"2": 1}))
+    assert [s.jobs[0].iterations for s in t.apps[0].stages] == [1, 2, 6]
+
+
+def test_ps_jobs_have_push_then_pull():
+    t = generate(cfg(seed=2, num_apps=1, sync_pattern="ps", ps_servers=2, gpu_mix={"4": 1}))
+    job = t.jobs()[0]
+    push, pull = job.coflows
+    servers = set(job.hosts[4:])
+    assert {f.dst for f in push.flows} == servers and {f.src for f in pull.flows} == servers
+
+
+def test_packed_placement_is_consecutive():
+    t = generate(cfg(seed=4, num_apps=2, placement="packed", gpu_mix={"4": 1}))
+    for j in t.jobs():
+        idx = [int(h[1:]) for h in j.hosts]
+        assert [(i - idx[0]) % 16 for i in idx] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("table,needle", [
+    ({"bogus": 1}, "workload.bogus"),
+    ({"num_apps": "three"}, "workload.num_apps"),
+    ({"models": {"nosuchnet": 1}}, "workload.models.nosuchnet"),
+    ({"algorithm": "bohb"}, "workload.algorithm"),
+    ({"gpu_mix": {"32": 1}}, "workload.gpu_mix.32"),
+    ({"models": {"inception_v3": 1}}, "inception_v3"),
+])
+def test_bad_config_names_the_key(table, needle):
+    with pytest.raises(ConfigError, match=needle.replace(".", r"\.")):
+        cfg(**table)
+
+
+def test_unknown_top_level_table(tmp_path):
+    p = tmp_path / "x.toml"
+    p.write_text("[workloadd]\nseed = 1\n")
+    with pytest.raises(ConfigError, match="workloadd"):
+        workload_config_from_toml(str(p))

@@ -1,0 +1,121 @@
+"""Reader for the public coflow-benchmark trace format (coflow/coflow-benchmark, FB2010).
+
+Format (text, whitespace separated)::
+
+    <num_ports> <num_coflows>
+    <coflow_id> <arrival_ms> <num_mappers> <mapper_port ...> <num_reducers> <reducer_port:MB ...>
+
+Ports are integers in ``[0, num_ports)``; arrival in milliseconds; each reducer's shuffle
+size is in MB with **MB = 2^20 bytes**, received evenly from every mapper (the byte
+remainder of the division goes one byte each to the first mappers, so a reducer's flows
+add up to exactly ``MB * 2^20``).
+
+Each coflow becomes one app with one stage holding one job of one iteration with no
+compute, released at its arrival time. Endpoints are ports (``endpoints = "ports"``),
+mapped to hosts ``h<port>`` of a big switch; a mapper and reducer on the same port give a
+flow that crosses that port's ingress and egress link. Any malformed line raises
+``TraceError`` naming the file and line number.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from workloads.trace import App, CoflowSpec, Flow, Job, Stage, Trace, TraceError
+
+MB_BYTES = 2 ** 20
+
+
+def looks_like(path: str | Path) -> bool:
+    """True if the file's first line is two integers (the benchmark header)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.readline(200).split()
+    except OSError:
+        return False
+    return len(head) == 2 and all(t.isdigit() for t in head)
+
+
+def load(path: str | Path) -> Trace:
+    """Parse a coflow-benchmark file into a ``Trace`` (see module docstring)."""
+    p = Path(path)
+    try:
+        lines = p.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{p}: cannot read: {exc}") from None
+
+    def fail(lineno: int, why: str) -> None:
+        raise TraceError(f"{p}:{lineno}: {why}")
+
+    if not lines:
+        fail(1, "empty file, expected '<num_ports> <num_coflows>'")
+    head = lines[0].split()
+    if len(head) != 2 or not all(t.isdigit() for t in head):
+        fail(1, "header must be '<num_ports> <num_coflows>'")
+    num_ports, num_coflows = int(head[0]), int(head[1])
+    if num_ports < 1:
+        fail(1, "num_ports must be >= 1")
+    hosts = tuple(f"h{i}" for i in range(num_ports))
+    body = [(i + 2, ln) for i, ln in enumerate(lines[1:]) if ln.strip()]
+    if len(body) != num_coflows:
+        fail(len(lines) if len(body) < num_coflows else body[num_coflows][0],
+             f"header promises {num_coflows} coflows, file has {len(body)}"
+             + (" (truncated?)" if len(body) < num_coflows else ""))
+
+    def port(tok: str, lineno: int) -> int:
+        if not tok.isdigit() or int(tok) >= num_ports:
+            fail(lineno, f"bad port {tok!r} (ports are 0..{num_ports - 1})")
+        return int(tok)
+
+    apps = []
+    seen = set()
+    for lineno, ln in body:
+        tok = ln.split()
+        try:
+            cid, arrival_ms, n_map = tok[0], float(tok[1]), int(tok[2])
+            mapper_toks = tok[3: 3 + n_map]
+            n_red = int(tok[3 + n_map])
+            reducers = tok[4 + n_map:]
+        except (IndexError, ValueError):
+            fail(lineno, "expected '<id> <arrival_ms> <num_mappers> <mappers...> "
+                         "<num_reducers> <reducer:MB ...>'")
+        mappers = [port(t, lineno) for t in mapper_toks]
+        if cid in seen:
+            fail(lineno, f"duplicate coflow id {cid}")
+        seen.add(cid)
+        if n_map < 1 or len(mappers) != n_map:
+            fail(lineno, f"num_mappers {n_map} does not match the mapper list")
+        if n_red < 1 or len(reducers) != n_red:
+            fail(lineno, f"num_reducers {n_red} does not match {len(reducers)} reducer entries")
+        if arrival_ms < 0:
+            fail(lineno, f"negative arrival time {arrival_ms}")
+        flows = []
+        for r in reducers:
+            dst_tok, sep, mb_tok = r.partition(":")
+            try:
+                mb = float(mb_tok)
+            except ValueError:
+                mb = -1.0
+            if not sep or mb <= 0:
+                fail(lineno, f"bad reducer entry {r!r}, expected '<port>:<MB>' with MB > 0")
+            dst = hosts[port(dst_tok, lineno)]
+            total = round(mb * MB_BYTES)
+            base, rem = divmod(total, n_map)
+            for i, m in enumerate(mappers):
+                size = base + (1 if i < rem else 0)
+                if size > 0:
+                    flows.append(Flow(hosts[m], dst, size))
+        app_id = f"c{cid}"
+        job = Job(job_id=f"{app_id}/j0", trial_id=f"{app_id}/j0", model="shuffle",
+                  pattern="shuffle", hosts=(), iterations=1, compute_s=0.0,
+                  coflows=(CoflowSpec(tuple(flows)),))
+        stage = Stage(f"{app_id}/s0", app_id, 1.0, (), (job,))
+        apps.append(App(app_id, arrival_ms / 1000.0, "coflow-benchmark", (stage,)))
+    return Trace(seed=None, endpoints="ports", hosts=hosts, apps=tuple(apps),
+                 meta={"source": str(p.name), "format": "coflow-benchmark",
+                       "mb_bytes": MB_BYTES})
+
+
+def load_any(path: str | Path) -> Trace:
+    """Load a JSON trace or a coflow-benchmark text file, whichever ``path`` is."""
+    from workloads import trace as trace_mod
+    return load(path) if looks_like(path) else trace_mod.load(path)

@@ -1,0 +1,217 @@
+"""Seeded synthetic HPO traces: apps arrive, run SHA / Hyperband / ASHA stages of trials.
+
+``WorkloadConfig`` is the ``[workload]`` table of an experiment TOML; ``generate(cfg)``
+turns it into a ``Trace``. Same config (seed included) -> byte-identical trace.
+
+Modelling choices (see docs/workloads.md for the rationale):
+- Apps arrive as a Poisson process of rate ``arrival_rate_per_s``; the first at t = 0.
+- Each app tunes one model (drawn from ``models``) with one trial size (GPUs per trial,
+  drawn from ``gpu_mix``, default the Tiresias 30/10/10/10 mix of 1/2/4/8 GPUs), and all
+  its trials synchronise with ``sync_pattern``. One GPU per host slot: a trial's workers
+  (and its parameter servers) sit on distinct hosts, ``spread`` at random or ``packed``
+  on consecutive hosts (same rack in a leaf-spine). A trial keeps its hosts when promoted.
+- One resource unit (epoch) = ``iterations_per_unit`` synchronisation iterations: real
+  epochs have thousands; the compute/communication ratio of one iteration is kept.
+- Hyperband: brackets s_max..0 run one after the other; each rung is a stage that starts
+  when the previous stage of the app completed. Survivors of a rung are the best
+  ``n_{i+1}`` by a seeded random score. ``resume_promoted`` trains only the extra units.
+- SHA: one bracket of ``sha_num_configs`` configs starting at ``sha_min_resource`` units.
+- ASHA: a stage is one trial's segment between two rungs (see ``hpo.asha``); it depends on
+  the trial's previous segment and on the segment whose result promoted it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from workloads import hpo
+from workloads.models import get_model
+from workloads.config import ConfigError, to_dict
+from workloads.sync import parameter_server, ring_allreduce
+from workloads.trace import App, Job, Stage, Trace
+
+NOMINAL_RATE_BPS = 10e9  # used only to resolve ASHA promotion order (contention-free timing)
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """Generator parameters; units in names; every field has a sensible default."""
+
+    seed: int = 1
+    num_apps: int = 4
+    arrival_rate_per_s: float = 0.05
+    algorithm: Literal["sha", "hyperband", "asha"] = "hyperband"
+    max_resource: int = 9
+    eta: int = 3
+    sha_num_configs: int = 9
+    sha_min_resource: float = 1.0
+    asha_num_trials: int = 9
+    asha_grace: float = 1.0
+    iterations_per_unit: int = 1
+    resume_promoted: bool = False
+    sync_pattern: Literal["ring", "ps"] = "ring"
+    ps_servers: int = 1
+    models: dict[str, float] = field(default_factory=lambda: {"resnet50": 1.0, "vgg16": 1.0})
+    gpu_mix: dict[str, float] = field(
+        default_factory=lambda: {"1": 30.0, "2": 10.0, "4": 10.0, "8": 10.0})
+    num_hosts: int = 16
+    placement: Literal["spread", "packed"] = "spread"
+
+    def check(self, where: str = "workload") -> None:
+        """Range checks; ConfigError naming the key."""
+        def bad(key: str, why: str) -> None:
+            raise ConfigError(f"{where}.{key}: {why}")
+        if self.num_apps < 1:
+            bad("num_apps", "must be >= 1")
+        if self.arrival_rate_per_s <= 0:
+            bad("arrival_rate_per_s", "must be > 0")
+        if self.max_resource < 1:
+            bad("max_resource", "must be >= 1")
+        if self.eta < 2:
+            bad("eta", "must be >= 2")
+        if self.iterations_per_unit < 1:
+            bad("iterations_per_unit", "must be >= 1")
+        if self.ps_servers < 1:
+            bad("ps_servers", "must be >= 1")
+        if self.sha_num_configs < 1 or self.asha_num_trials < 1:
+            bad("sha_num_configs" if self.sha_num_configs < 1 else "asha_num_trials", "must be >= 1")
+        if not self.models:
+            bad("models", "must name at least one model")
+        for name, w in self.models.items():
+            try:
+                m = get_model(name)
+            except ValueError as exc:
+                bad(f"models.{name}", str(exc))
+            if m.compute_s is None:
+                bad(f"models.{name}", "has no compute time in the catalogue")
+            if w < 0:
+                bad(f"models.{name}", "weight must be >= 0")
+        if not self.gpu_mix:
+            bad("gpu_mix", "must not be empty")
+        for k, w in self.gpu_mix.items():
+            if not k.isdigit() or int(k) < 1:
+                bad(f"gpu_mix.{k}", "keys must be GPU counts >= 1")
+            if w < 0:
+                bad(f"gpu_mix.{k}", "weight must be >= 0")
+            extra = self.ps_servers if self.sync_pattern == "ps" else 0
+            if int(k) + extra > self.num_hosts and w > 0:
+                bad(f"gpu_mix.{k}", f"needs {int(k) + extra} hosts but num_hosts = {self.num_hosts}")
+        if sum(self.models.values()) <= 0 or sum(self.gpu_mix.values()) <= 0:
+            bad("models" if sum(self.models.values()) <= 0 else "gpu_mix", "weights sum to 0")
+
+
+def _pick(rng: np.random.Generator, weights: dict[str, float]) -> str:
+    keys = sorted(weights)
+    p = np.array([weights[k] for k in keys], dtype=float)
+    return keys[int(rng.choice(len(keys), p=p / p.sum()))]
+
+
+def _place(rng: np.random.Generator, cfg: WorkloadConfig, n: int) -> list[str]:
+    if cfg.placement == "spread":
+        idx = rng.choice(cfg.num_hosts, size=n, replace=False)
+    else:
+        start = int(rng.integers(cfg.num_hosts))
+        idx = [(start + i) % cfg.num_hosts for i in range(n)]
+    return [f"h{int(i)}" for i in idx]
+
+
+@dataclass
+class _Trial:
+    trial_id: str
+    hosts: list[str]
+    coflows: list
+    score: float
+
+
+class _AppBuilder:
+    """Builds one app's stages; holds the app-wide model, trial size and pattern."""
+
+    def __init__(self, cfg: WorkloadConfig, rng: np.random.Generator, app_id: str):
+        self.cfg, self.rng, self.app_id = cfg, rng, app_id
+        self.model = get_model(_pick(rng, cfg.models))
+        self.gpus = int(_pick(rng, cfg.gpu_mix))
+        self.stages: list[Stage] = []
+
+    def trial(self, trial_id: str) -> _Trial:
+        cfg = self.cfg
+        k = cfg.ps_servers if cfg.sync_pattern == "ps" else 0
+        hosts = _place(self.rng, cfg, self.gpus + k)
+        workers, servers = hosts[: self.gpus], hosts[self.gpus:]
+        if cfg.sync_pattern == "ring":
+            coflows = ring_allreduce(workers, self.model.size_bytes)
+        else:
+            coflows = parameter_server(workers, servers, self.model.size_bytes)
+        return _Trial(trial_id, hosts, coflows, float(self.rng.random()))
+
+    def iterations(self, units: float) -> int:
+        return max(1, round(units * self.cfg.iterations_per_unit))
+
+    def job(self, stage_id: str, t: _Trial, units: float) -> Job:
+        return Job(job_id=f"{stage_id}/{t.trial_id.rsplit('/', 1)[-1]}", trial_id=t.trial_id,
+                   model=self.model.name, pattern=self.cfg.sync_pattern, hosts=tuple(t.hosts),
+                   iterations=self.iterations(units), compute_s=float(self.model.compute_s),
+                   coflows=tuple(t.coflows))
+
+    def add_stage(self, stage_id: str, deps: list[str], jobs: list[Job]) -> str:
+        self.stages.append(Stage(stage_id, self.app_id, 1.0, tuple(deps), tuple(jobs)))
+        return stage_id
+
+    def bracket(self, tag: str, rungs: list[hpo.Rung], prev: str | None) -> str | None:
+        trials = [self.trial(f"{self.app_id}/{tag}t{i}") for i in range(rungs[0].n)]
+        done_units = 0.0
+        for i, rung in enumerate(rungs):
+            alive = sorted(trials, key=lambda t: (t.score, t.trial_id))[: rung.n]
+            alive.sort(key=lambda t: int(t.trial_id.rsplit("t", 1)[-1]))
+            units = rung.r - done_units if self.cfg.resume_promoted else rung.r
+            sid = f"{self.app_id}/{tag}r{i}"
+            prev = self.add_stage(sid, [prev] if prev else [],
+                                  [self.job(sid, t, units) for t in alive])
+            done_units = rung.r
+            trials = alive
+        return prev
+
+    def asha(self) -> None:
+        cfg = self.cfg
+        trials = [self.trial(f"{self.app_id}/t{i}") for i in range(cfg.asha_num_trials)]
+        unit_s = np.array([cfg.iterations_per_unit * (
+            self.model.compute_s + sum(c.size_bytes for c in t.coflows) * 8 / NOMINAL_RATE_BPS)
+            for t in trials])
+        scores = np.array([t.score for t in trials])
+        segs = hpo.asha(cfg.asha_num_trials, cfg.asha_grace, cfg.max_resource, cfg.eta,
+                        scores, unit_s)
+        for seg in segs:
+            sid = f"{self.app_id}/t{seg.trial}/r{seg.rung}"
+            deps = []
+            if seg.rung > 0:
+                deps = [f"{self.app_id}/t{seg.trial}/r{seg.rung - 1}"]
+                trigger = f"{self.app_id}/t{seg.promoted_by}/r{seg.rung - 1}"
+                if trigger not in deps:
+                    deps.append(trigger)
+            self.add_stage(sid, deps, [self.job(sid, trials[seg.trial], seg.units)])
+
+
+def generate(cfg: WorkloadConfig) -> Trace:
+    """Build the trace ``cfg`` describes (deterministic in ``cfg.seed``)."""
+    cfg.check()
+    rng = np.random.default_rng(cfg.seed)
+    gaps = rng.exponential(1.0 / cfg.arrival_rate_per_s, size=cfg.num_apps)
+    arrivals = np.concatenate([[0.0], np.cumsum(gaps[1:])])
+    apps = []
+    for a in range(cfg.num_apps):
+        app_id = f"a{a}"
+        b = _AppBuilder(cfg, rng, app_id)
+        if cfg.algorithm == "hyperband":
+            prev = None
+            for bi, rungs in enumerate(hpo.hyperband(cfg.max_resource, cfg.eta)):
+                prev = b.bracket(f"b{bi}", rungs, prev)
+        elif cfg.algorithm == "sha":
+            b.bracket("b0", hpo.successive_halving(cfg.sha_num_configs, cfg.sha_min_resource,
+                                                   cfg.eta), None)
+        else:
+            b.asha()
+        apps.append(App(app_id, round(float(arrivals[a]), 6), cfg.algorithm, tuple(b.stages)))
+    return Trace(seed=cfg.seed, endpoints="hosts",
+                 hosts=tuple(f"h{i}" for i in range(cfg.num_hosts)), apps=tuple(apps),
+                 meta={"generator": "workloads.generator", "workload": to_dict(cfg)})

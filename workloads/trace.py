@@ -1,0 +1,350 @@
+"""Trace schema (version 1), in-memory model, JSON save/load and validation.
+
+A trace is ``apps -> stages -> jobs -> per-iteration coflows -> flows``::
+
+    {"format": "beamer-trace", "version": 1, "seed": 7, "endpoints": "hosts",
+     "hosts": ["h0", "h1", ...], "meta": {...generator config...},
+     "apps": [{"app_id": "a0", "arrival_s": 0.0, "algorithm": "hyperband",
+       "stages": [{"stage_id": "a0/b0/r0", "weight": 1.0, "depends_on": [],
+         "jobs": [{"job_id": "a0/b0/r0/t3", "trial_id": "a0/b0/t3", "model": "vgg16",
+                   "pattern": "ring", "hosts": ["h1", "h4"], "iterations": 3,
+                   "compute_s": 0.183,
+                   "coflows": [{"flows": [{"src": "h1", "dst": "h4", "size_bytes": 553430176}]}]
+         }]}]}]}
+
+Units: seconds (``*_s``) and bytes (``size_bytes``). Each iteration of a job is
+``compute_s`` of computation followed by its ``coflows`` in order (ring all-reduce: one
+coflow; parameter server: push then pull); the next iteration starts when the last one
+finished (BSP). A stage starts at its app's arrival once every stage in ``depends_on``
+has completed, and ends when all its jobs have run all their iterations.
+
+``endpoints`` is ``"hosts"`` for HPO traces (a flow's src and dst differ) or ``"ports"``
+for traces imported from the coflow-benchmark format, whose endpoints are switch ports
+(racks): there a flow may go from a port to itself, crossing its ingress and egress link.
+
+Validation (``validate_dict``) rejects bad input with a ``TraceError`` whose one-line
+message names the field and the app/stage/job it sits in.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+FORMAT = "beamer-trace"
+VERSION = 1
+
+
+class TraceError(ValueError):
+    """A trace is malformed; the message is one line naming the offending field."""
+
+
+class Flow(NamedTuple):
+    """One transfer of ``size_bytes`` from host ``src`` to host ``dst``."""
+
+    src: str
+    dst: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class CoflowSpec:
+    """The flows one synchronisation step moves; all must finish before the job goes on."""
+
+    flows: tuple[Flow, ...]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.size_bytes for f in self.flows)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A trial's work inside one stage: ``iterations`` x (compute, then ``coflows`` in order)."""
+
+    job_id: str
+    trial_id: str
+    model: str
+    pattern: str
+    hosts: tuple[str, ...]
+    iterations: int
+    compute_s: float
+    coflows: tuple[CoflowSpec, ...]
+
+    @property
+    def bytes_per_iteration(self) -> int:
+        return sum(c.size_bytes for c in self.coflows)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A rung: a set of jobs that starts after ``depends_on`` and ends with its slowest job."""
+
+    stage_id: str
+    app_id: str
+    weight: float
+    depends_on: tuple[str, ...]
+    jobs: tuple[Job, ...]
+
+
+@dataclass(frozen=True)
+class App:
+    """One tuning experiment: its arrival time and its stages."""
+
+    app_id: str
+    arrival_s: float
+    algorithm: str
+    stages: tuple[Stage, ...]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A whole workload. ``meta`` holds the generator's config (or the source file)."""
+
+    seed: int | None
+    endpoints: str
+    hosts: tuple[str, ...]
+    apps: tuple[App, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+    version: int = VERSION
+
+    def stages(self) -> list[Stage]:
+        return [s for a in self.apps for s in a.stages]
+
+    def jobs(self) -> list[Job]:
+        return [j for s in self.stages() for j in s.jobs]
+
+    def summary(self) -> dict[str, Any]:
+        """Counts, total bytes and per-host sent/received bytes over all iterations."""
+        sent = {h: 0 for h in self.hosts}
+        recv = {h: 0 for h in self.hosts}
+        n_coflows = n_flows = total = 0
+        for job in self.jobs():
+            n_coflows += job.iterations * len(job.coflows)
+            for c in job.coflows:
+                n_flows += job.iterations * len(c.flows)
+                for f in c.flows:
+                    b = job.iterations * f.size_bytes
+                    total += b
+                    sent[f.src] += b
+                    recv[f.dst] += b
+        return {
+            "apps": len(self.apps),
+            "stages": len(self.stages()),
+            "jobs": len(self.jobs()),
+            "coflows": n_coflows,
+            "flows": n_flows,
+            "total_bytes": total,
+            "hosts": len(self.hosts),
+            "max_host_sent_bytes": max(sent.values(), default=0),
+            "max_host_received_bytes": max(recv.values(), default=0),
+            "per_host_sent_bytes": sent,
+            "per_host_received_bytes": recv,
+        }
+
+
+# ---------------------------------------------------------------- serialisation
+
+def to_dict(trace: Trace) -> dict[str, Any]:
+    """The JSON-able form of ``trace`` (schema above)."""
+    return {
+        "format": FORMAT,
+        "version": trace.version,
+        "seed": trace.seed,
+        "endpoints": trace.endpoints,
+        "hosts": list(trace.hosts),
+        "meta": trace.meta,
+        "apps": [
+            {
+                "app_id": a.app_id,
+                "arrival_s": a.arrival_s,
+                "algorithm": a.algorithm,
+                "stages": [
+                    {
+                        "stage_id": s.stage_id,
+                        "weight": s.weight,
+                        "depends_on": list(s.depends_on),
+                        "jobs": [
+                            {
+                                "job_id": j.job_id,
+                                "trial_id": j.trial_id,
+                                "model": j.model,
+                                "pattern": j.pattern,
+                                "hosts": list(j.hosts),
+                                "iterations": j.iterations,
+                                "compute_s": j.compute_s,
+                                "coflows": [
+                                    {"flows": [{"src": f.src, "dst": f.dst,
+                                                "size_bytes": f.size_bytes} for f in c.flows]}
+                                    for c in j.coflows
+                                ],
+                            }
+                            for j in s.jobs
+                        ],
+                    }
+                    for s in a.stages
+                ],
+            }
+            for a in trace.apps
+        ],
+    }
+
+
+def dumps(trace: Trace) -> str:
+    """Canonical JSON text (sorted keys, fixed separators): equal traces, equal bytes."""
+    return json.dumps(to_dict(trace), sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def save(trace: Trace, path: str | Path) -> None:
+    """Write ``trace`` as canonical JSON."""
+    Path(path).write_text(dumps(trace))
+
+
+def sha256(trace: Trace) -> str:
+    """SHA-256 of the canonical JSON: the trace's identity in run records."""
+    return hashlib.sha256(dumps(trace).encode()).hexdigest()
+
+
+def load(path: str | Path) -> Trace:
+    """Read and validate a JSON trace; TraceError with a one-line reason otherwise."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"{p}: cannot read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{p}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    return validate_dict(data)
+
+
+# ---------------------------------------------------------------- validation
+
+def _get(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise TraceError(f"{where}: expected an object")
+    if key not in obj:
+        raise TraceError(f"{where}: missing key '{key}'")
+    val = obj[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    ok = isinstance(val, kinds) and not (isinstance(val, bool) and bool not in kinds)
+    if not ok:
+        names = "/".join(k.__name__ for k in kinds)
+        raise TraceError(f"{where}: '{key}' must be {names}, got {type(val).__name__} {val!r:.40}")
+    return val
+
+
+def _number(obj: Any, key: str, where: str, *, minimum: float = 0.0) -> float:
+    val = float(_get(obj, key, (int, float), where))
+    if not math.isfinite(val) or val < minimum:
+        raise TraceError(f"{where}: '{key}' must be a finite number >= {minimum:g}, got {val!r}")
+    return val
+
+
+def validate_dict(data: Any) -> Trace:
+    """Check a parsed JSON trace against schema version 1 and build the ``Trace``."""
+    if not isinstance(data, dict):
+        raise TraceError("trace: top level must be a JSON object")
+    if data.get("format") != FORMAT:
+        raise TraceError(f"trace: 'format' must be {FORMAT!r}, got {data.get('format')!r}")
+    version = _get(data, "version", int, "trace")
+    if version != VERSION:
+        raise TraceError(f"trace: unsupported 'version' {version} (this reader knows {VERSION})")
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TraceError(f"trace: 'seed' must be an integer or null, got {seed!r}")
+    endpoints = _get(data, "endpoints", str, "trace")
+    if endpoints not in ("hosts", "ports"):
+        raise TraceError(f"trace: 'endpoints' must be 'hosts' or 'ports', got {endpoints!r}")
+    hosts = _get(data, "hosts", list, "trace")
+    if not hosts or not all(isinstance(h, str) and h for h in hosts):
+        raise TraceError("trace: 'hosts' must be a non-empty list of names")
+    if len(set(hosts)) != len(hosts):
+        raise TraceError("trace: 'hosts' has duplicate names")
+    host_set = set(hosts)
+    meta = data.get("meta", {})
+    if not isinstance(meta, dict):
+        raise TraceError("trace: 'meta' must be an object")
+    seen_ids: set[str] = set()
+
+    def fresh(kind: str, ident: str, where: str) -> str:
+        if ident in seen_ids:
+            raise TraceError(f"{where}: duplicate {kind} id {ident!r}")
+        seen_ids.add(ident)
+        return ident
+
+    apps = []
+    stage_ids: set[str] = set()
+    for ai, a in enumerate(_get(data, "apps", list, "trace")):
+        where = f"apps[{ai}]"
+        app_id = fresh("app", _get(a, "app_id", str, where), where)
+        where = f"app {app_id}"
+        arrival = _number(a, "arrival_s", where)
+        algorithm = _get(a, "algorithm", str, where)
+        stages = []
+        for si, s in enumerate(_get(a, "stages", list, where)):
+            swhere = f"{where} / stages[{si}]"
+            stage_id = fresh("stage", _get(s, "stage_id", str, swhere), swhere)
+            swhere = f"{where} / stage {stage_id}"
+            weight = _number(s, "weight", swhere)
+            deps = _get(s, "depends_on", list, swhere)
+            for d in deps:
+                if d not in stage_ids:
+                    raise TraceError(f"{swhere}: 'depends_on' names {d!r}, not an earlier stage")
+            jobs = []
+            for ji, j in enumerate(_get(s, "jobs", list, swhere)):
+                jwhere = f"{swhere} / jobs[{ji}]"
+                job_id = fresh("job", _get(j, "job_id", str, jwhere), jwhere)
+                jwhere = f"{swhere} / job {job_id}"
+                jhosts = _get(j, "hosts", list, jwhere)
+                for h in jhosts:
+                    if h not in host_set:
+                        raise TraceError(f"{jwhere}: 'hosts' names unknown host {h!r}")
+                iterations = _get(j, "iterations", int, jwhere)
+                if iterations < 1:
+                    raise TraceError(f"{jwhere}: 'iterations' must be >= 1, got {iterations}")
+                coflows = []
+                for ci, c in enumerate(_get(j, "coflows", list, jwhere)):
+                    cwhere = f"{jwhere} / coflows[{ci}]"
+                    flows = []
+                    for fi, f in enumerate(_get(c, "flows", list, cwhere)):
+                        fwhere = f"{cwhere} / flows[{fi}]"
+                        src = _get(f, "src", str, fwhere)
+                        dst = _get(f, "dst", str, fwhere)
+                        size = _get(f, "size_bytes", int, fwhere)
+                        for key, h in (("src", src), ("dst", dst)):
+                            if h not in host_set:
+                                raise TraceError(f"{fwhere}: '{key}' is unknown host {h!r}")
+                        if src == dst and endpoints == "hosts":
+                            raise TraceError(f"{fwhere}: 'src' and 'dst' are the same host {src!r}")
+                        if size <= 0:
+                            raise TraceError(f"{fwhere}: 'size_bytes' must be > 0, got {size}")
+                        flows.append(Flow(src, dst, size))
+                    if not flows:
+                        raise TraceError(f"{cwhere}: 'flows' is empty")
+                    coflows.append(CoflowSpec(tuple(flows)))
+                jobs.append(Job(
+                    job_id=job_id,
+                    trial_id=_get(j, "trial_id", str, jwhere),
+                    model=_get(j, "model", str, jwhere),
+                    pattern=_get(j, "pattern", str, jwhere),
+                    hosts=tuple(jhosts),
+                    iterations=iterations,
+                    compute_s=_number(j, "compute_s", jwhere),
+                    coflows=tuple(coflows),
+                ))
+            if not jobs:
+                raise TraceError(f"{swhere}: 'jobs' is empty")
+            stages.append(Stage(stage_id, app_id, weight, tuple(deps), tuple(jobs)))
+            stage_ids.add(stage_id)
+        if not stages:
+            raise TraceError(f"{where}: 'stages' is empty")
+        apps.append(App(app_id, arrival, algorithm, tuple(stages)))
+    if not apps:
+        raise TraceError("trace: 'apps' is empty")
+    return Trace(seed=seed, endpoints=endpoints, hosts=tuple(hosts), apps=tuple(apps),
+                 meta=meta, version=version)
