@@ -1,0 +1,160 @@
+"""Rate allocation kernels of the fluid simulator (numpy, vectorised over flows).
+
+Flows are rows of ``links`` (n x P int): the link indices of each flow's path, padded with
+the index ``len(cap) - 1``, a dummy link of infinite capacity. ``cap`` holds capacities
+in bytes/s with that dummy last. Every kernel returns rates in bytes/s that respect every
+link's capacity.
+
+- ``maxmin``: progressive filling. All unfrozen flows grow together; when a link fills,
+  its flows freeze. Each round freezes every link at the current minimum fair share, so
+  rounds = distinct bottleneck levels. Result: each flow crosses a saturated link.
+- ``priority``: strict priority across classes, max-min inside a class, each class on
+  what the higher ones left (work-conserving).
+- ``madd``: Varys's MADD in coflow order, then leftover capacity max-min over all flows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_REL = 1e-9
+
+
+def _count(sub: np.ndarray, nl: int, weight: np.ndarray | None) -> np.ndarray:
+    cnt = np.bincount(sub[:, 0], weights=weight, minlength=nl)
+    for p in range(1, sub.shape[1]):
+        cnt += np.bincount(sub[:, p], weights=weight, minlength=nl)
+    return cnt
+
+
+def _touches(mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
+    hit = mask[sub[:, 0]]
+    for p in range(1, sub.shape[1]):
+        hit |= mask[sub[:, p]]
+    return hit
+
+
+def maxmin(links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+    """Max-min fair rates of the flows ``links`` on residual capacities ``cap``.
+
+    ``weight[i]`` = how many identical flows row i stands for (all get the same rate).
+    Progressive filling with a link -> flows index: a round costs O(links + flows frozen
+    in it), so the whole call is O(n log n + rounds x L).
+    """
+    n, P = links.shape
+    rate = np.zeros(n)
+    if n == 0:
+        return rate
+    w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
+    c = np.array(cap, dtype=float)
+    nl = len(c)
+    flat = links.ravel()
+    order = np.argsort(flat, kind="stable")
+    owners = (order // P)
+    ptr = np.searchsorted(flat[order], np.arange(nl + 1))
+    cnt = np.bincount(flat, weights=np.repeat(w, P), minlength=nl)
+    cnt[-1] = 0.0
+    frozen = np.zeros(n, dtype=bool)
+    scale = max(float(np.max(c[:-1], initial=0.0)), 1.0)
+    level = 0.0
+    live = np.flatnonzero(cnt > 0.5)
+    while live.size:
+        share = np.maximum(c[live], 0.0) / cnt[live]
+        m = float(share.min())
+        level += m
+        c[live] -= m * cnt[live]
+        sat = live[share <= m + _REL * scale]
+        c[sat] = 0.0
+        if sat.size == 1:
+            fl = owners[ptr[sat[0]]: ptr[sat[0] + 1]]
+        else:
+            fl = np.concatenate([owners[ptr[l]: ptr[l + 1]] for l in sat])
+        fl = fl[~frozen[fl]]
+        if fl.size:
+            if sat.size > 1:  # a flow may cross two saturated links: count it once
+                fl.sort()
+                fl = fl[np.r_[True, fl[1:] != fl[:-1]]]
+            frozen[fl] = True
+            rate[fl] = level
+            cnt -= np.bincount(links[fl].ravel(), weights=np.repeat(w[fl], P), minlength=nl)
+        cnt[sat] = 0.0
+        cnt[-1] = 0.0
+        live = live[cnt[live] > 0.5]
+    return rate
+
+
+def maxmin_paths(pid: np.ndarray, path_links: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """``maxmin`` for flows given by path id: identical paths are one weighted row."""
+    if len(pid) == 0:
+        return np.zeros(0)
+    counts = np.bincount(pid, minlength=len(path_links))
+    g = np.flatnonzero(counts)
+    per_path = np.zeros(len(path_links))
+    per_path[g] = maxmin(path_links[g], cap, counts[g].astype(float))
+    return per_path[pid]
+
+
+def link_usage(links: np.ndarray, rate: np.ndarray, num_links_padded: int) -> np.ndarray:
+    """Sum of ``rate`` over the flows on each link (dummy last)."""
+    P = links.shape[1]
+    return np.bincount(links.ravel(), weights=np.repeat(rate, P), minlength=num_links_padded)
+
+
+def _groups(keys: np.ndarray):
+    """Yield index arrays of equal ``keys``, in ascending key order."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    cuts = np.flatnonzero(np.diff(k)) + 1
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [len(k)]])
+    for s, e in zip(starts, ends):
+        yield order[s:e]
+
+
+def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: np.ndarray
+             ) -> np.ndarray:
+    """Strict priority across ``classes`` (0 first), max-min fair within a class.
+
+    Flows are given by path id ``pid`` into ``path_links`` (paths x P).
+    """
+    n = len(pid)
+    rate = np.zeros(n)
+    if n == 0:
+        return rate
+    c = np.array(cap, dtype=float)
+    nl = len(c)
+    tiny = _REL * max(float(np.max(c[:-1], initial=0.0)), 1.0)
+    for idx in _groups(np.asarray(classes)):
+        p = pid[idx]
+        if _touches(c <= tiny, path_links[p]).all():
+            continue  # every flow of this class already crosses a full link
+        r = maxmin_paths(p, path_links, c)
+        rate[idx] = r
+        c -= link_usage(path_links[p], r, nl)
+        c[-1] = np.inf
+        np.maximum(c, 0.0, out=c)
+    return rate
+
+
+def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
+         coflow_rank: np.ndarray, cap: np.ndarray) -> np.ndarray:
+    """MADD per coflow in rank order (all its flows finish together), then max-min backfill."""
+    n = len(pid)
+    rate = np.zeros(n)
+    if n == 0:
+        return rate
+    c = np.array(cap, dtype=float)
+    nl = len(c)
+    tiny = _REL * max(float(np.max(c[:-1], initial=0.0)), 1.0)
+    for idx in _groups(np.asarray(coflow_rank)):
+        sub = path_links[pid[idx]]
+        d = _count(sub, nl, remaining[idx])
+        d[-1] = 0.0
+        used = d > 0
+        if (c[used] <= tiny).any():
+            continue
+        gamma = (d[used] / c[used]).max()
+        rate[idx] = remaining[idx] / gamma
+        c[used] -= d[used] / gamma
+        np.maximum(c, 0.0, out=c)
+        c[-1] = np.inf
+    return rate + maxmin_paths(pid, path_links, c)

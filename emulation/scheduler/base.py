@@ -1,0 +1,137 @@
+"""The policy interface: a read-only ``View`` of the active state in, a ``Decision`` out.
+
+Backends (fluid simulator, Mininet scheduler process) build a ``View`` at every event
+(stage start/end, coflow release/completion, flow completion, policy wake-up) and call
+``policy.decide(view)``. A policy returns a total order of the view's active coflows
+(indices into the coflow arrays, highest priority first), optionally its own priority
+classes, and optionally byte thresholds at which it wants to be asked again (FIFO-LM).
+Policies never see backend internals; one policy class serves both backends.
+
+Arrays of the view are numpy, read-only, aligned by index:
+
+- links ``L``: ``capacity_bps``.
+- coflows ``C``: ``coflow_ids``, ``coflow_stage`` / ``coflow_job`` (indices into the
+  stage / job arrays), ``coflow_release_s``, ``coflow_seq`` (global release order),
+  ``coflow_size_bytes``, ``coflow_sent_bytes``, ``coflow_link_bytes`` (C x L remaining
+  bytes that still have to cross each link).
+- stages ``S``: ``stage_ids``, ``stage_weight``, ``stage_start_s``, ``stage_link_bytes``
+  (S x L: bytes every remaining iteration of every job of the stage still puts on each
+  link, the in-flight coflow's remainder included; Beamer's ``R_s``).
+- jobs ``J``: ``job_ids``, ``job_stage``, ``job_remaining_iterations``,
+  ``job_critical_path_s`` (remaining iterations x (compute + uncontended sync time)).
+
+Expensive arrays may be given as zero-argument callables; they are computed on first use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+DEFAULT_PRIORITY_CLASSES = 8
+
+_ARRAY_FIELDS = (
+    "capacity_bps", "coflow_stage", "coflow_job", "coflow_release_s", "coflow_seq",
+    "coflow_size_bytes", "coflow_sent_bytes", "coflow_link_bytes", "stage_weight",
+    "stage_start_s", "stage_link_bytes", "job_stage", "job_remaining_iterations",
+    "job_critical_path_s",
+)
+
+
+class View:
+    """Read-only snapshot of the active state, valid for one ``decide`` call."""
+
+    def __init__(self, *, now_s: float, coflow_ids: tuple[str, ...], stage_ids: tuple[str, ...],
+                 job_ids: tuple[str, ...], **arrays: Any):
+        unknown = set(arrays) - set(_ARRAY_FIELDS)
+        if unknown:
+            raise TypeError(f"View got unknown fields {sorted(unknown)}")
+        missing = set(_ARRAY_FIELDS) - set(arrays)
+        if missing:
+            raise TypeError(f"View is missing fields {sorted(missing)}")
+        self.now_s = now_s
+        self.coflow_ids = coflow_ids
+        self.stage_ids = stage_ids
+        self.job_ids = job_ids
+        self._sources = arrays
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        sources = self.__dict__.get("_sources")
+        if sources is None or name not in sources:
+            raise AttributeError(name)
+        cache = self.__dict__["_cache"]
+        if name not in cache:
+            src = sources[name]
+            arr = np.asarray(src() if callable(src) else src)
+            arr = arr.view()
+            arr.setflags(write=False)
+            cache[name] = arr
+        return cache[name]
+
+    @property
+    def num_coflows(self) -> int:
+        return len(self.coflow_ids)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A policy's answer.
+
+    ``order``: permutation of ``range(view.num_coflows)``, highest priority first.
+    ``classes``: per coflow (indexed like the view, not like ``order``) its priority class,
+    0 = highest; ``None`` lets the backend map rank i to class min(i, K-1).
+    ``wake_on_sent``: ``(coflow index, sent_bytes)`` pairs; the backend asks again once
+    that coflow has sent that many bytes.
+    """
+
+    order: np.ndarray
+    classes: np.ndarray | None = None
+    wake_on_sent: tuple[tuple[int, float], ...] = field(default_factory=tuple)
+
+
+class Policy:
+    """Base class. Subclasses set ``name`` and implement ``decide``.
+
+    ``allocation`` tells the fluid backend how to turn the order into rates:
+    ``"priority"`` (strict priority across classes, max-min fair inside one) or
+    ``"madd"`` (Varys: each coflow in order at the rate that finishes all its flows
+    together, then leftover capacity shared max-min). The packet backend enforces the
+    order through priority classes either way.
+    """
+
+    name: ClassVar[str] = ""
+    allocation: ClassVar[str] = "priority"
+
+    def prepare(self, *, coflow_sizes_bytes: np.ndarray) -> None:
+        """Called once per run with trace-wide facts before the first event."""
+
+    def decide(self, view: View) -> Decision:
+        raise NotImplementedError
+
+
+def classes_from_order(order: np.ndarray, num_classes: int) -> np.ndarray:
+    """Class of each coflow (indexed like the view): rank i -> min(i, K-1); K = 0 -> rank."""
+    order = np.asarray(order, dtype=np.int64)
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(len(order))
+    if num_classes <= 0:
+        return ranks
+    return np.minimum(ranks, num_classes - 1)
+
+
+def compress_classes(classes: np.ndarray, num_classes: int) -> np.ndarray:
+    """Map policy-chosen classes onto K classes keeping their order (K = 0: unchanged)."""
+    if num_classes <= 0:
+        return np.asarray(classes)
+    _, dense = np.unique(classes, return_inverse=True)
+    return np.minimum(dense, num_classes - 1)
+
+
+def check_order(order: np.ndarray, n: int) -> np.ndarray:
+    """Raise if ``order`` is not a permutation of range(n)."""
+    order = np.asarray(order, dtype=np.int64)
+    if order.shape != (n,) or (n and not np.array_equal(np.sort(order), np.arange(n))):
+        raise ValueError(f"policy order is not a permutation of {n} coflows: {order[:10]}")
+    return order

@@ -1,0 +1,136 @@
+"""Hand-checked fluid runs with exact expected times and event logs.
+
+Links are 8 bit/s = 1 byte/s, so a flow of B bytes alone takes B seconds.
+"""
+import numpy as np
+import pytest
+
+from emulation.fluid.simulator import FluidSimulator
+from emulation.scheduler import POLICIES, make_policy
+from emulation.scheduler.bssi import bssi_order
+from emulation.topology import big_switch
+from tests.helpers import tiny_trace
+
+RATE = 8.0  # bit/s -> 1 byte/s
+
+
+def run(trace, policy, hosts=4, **kw):
+    sim = FluidSimulator(trace, big_switch(hosts, RATE), make_policy(policy, **kw.pop("params", {})),
+                         record_events=True, check_invariants=True, **kw)
+    return sim.run()
+
+
+def sct(res):
+    return {s["stage_id"]: s["sct_s"] for s in res.stages}
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_one_flow_alone_exact_event_log(policy):
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "iters": 2, "compute_s": 0.5, "coflows": [[(0, 1, 1)]]}]}]}])
+    res = run(t, policy)
+    assert res.events == [
+        (0.0, "stage_start", "s"),
+        (0.5, "coflow_release", "j/i0/c0"),
+        (1.5, "coflow_end", "j/i0/c0"),
+        (2.0, "coflow_release", "j/i1/c0"),
+        (3.0, "coflow_end", "j/i1/c0"),
+        (3.0, "stage_end", "s"),
+    ]
+    assert sct(res) == {"s": 3.0}
+
+
+def test_two_flows_share_a_link_fairly():
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j1", "coflows": [[(0, 2, 4)]]}, {"id": "j2", "coflows": [[(1, 2, 4)]]}]}]}])
+    res = run(t, "fair")
+    assert list(res.flows["end_s"]) == [8.0, 8.0]
+    # unequal sizes: the smaller finishes at 2*2, then the other has the link alone
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j1", "coflows": [[(0, 2, 2)]]}, {"id": "j2", "coflows": [[(1, 2, 6)]]}]}]}])
+    res = run(t, "fair")
+    assert list(res.flows["end_s"]) == [4.0, 8.0]
+
+
+def test_strict_priority():
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j1", "coflows": [[(0, 2, 4)]]}, {"id": "j2", "coflows": [[(1, 2, 4)]]}]}]}])
+    res = run(t, "fifo_lm", params={"heavy_threshold_bytes": 1e18})
+    assert list(res.flows["end_s"]) == [4.0, 8.0]
+    # one class only: priority collapses to fair sharing
+    res = run(t, "fifo_lm", params={"heavy_threshold_bytes": 1e18}, priority_classes=1)
+    assert list(res.flows["end_s"]) == [8.0, 8.0]
+
+
+def test_priority_is_work_conserving_on_disjoint_links():
+    # j1 (h0->h2) has priority; j2 (h1->h3) shares no link with it and runs at full rate
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j1", "coflows": [[(0, 2, 4)]]}, {"id": "j2", "coflows": [[(1, 3, 4)]]}]}]}])
+    res = run(t, "fifo_lm", params={"heavy_threshold_bytes": 1e18})
+    assert list(res.flows["end_s"]) == [4.0, 4.0]
+
+
+def test_fifo_lm_admits_successor_after_threshold():
+    # head sends 2 bytes alone, then (heavy) shares the link with its successor
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j1", "coflows": [[(0, 2, 4)]]}, {"id": "j2", "coflows": [[(1, 2, 4)]]}]}]}])
+    res = run(t, "fifo_lm", params={"heavy_threshold_bytes": 2.0})
+    # head: 3 bytes alone by t=3 (threshold + the 1-byte margin), then 1 byte at 1/2 -> 5
+    # successor: 1 byte by t=5, then 3 bytes alone -> 8
+    assert list(res.flows["end_s"]) == pytest.approx([5.0, 8.0])
+
+
+def test_beamer_stage_order_beats_sincronia_coflow_order():
+    """Stage A = job A1 (10 bytes) + job A2 (1 byte); stage B = one job of 5 bytes.
+
+    All three coflows cross h3's downlink (1 byte/s). Sincronia orders coflows
+    (smallest bottleneck first: A2, B, A1): A2 ends at 1, B at 6, A1 at 16 -> stage A 16,
+    stage B 6, avg 11. Serving A2 early helps nobody: stage A ends with A1 anyway.
+    Beamer orders stages by their total remaining load (B: 5 < A: 11), then A's jobs by
+    longest remaining critical path (A1 before A2): B ends at 5, A1 at 15, A2 at 16 ->
+    avg (16 + 5) / 2 = 10.5.
+    """
+    t = tiny_trace([
+        {"id": "A", "stages": [{"id": "sA", "jobs": [
+            {"id": "A1", "coflows": [[(0, 3, 10)]]}, {"id": "A2", "coflows": [[(1, 3, 1)]]}]}]},
+        {"id": "B", "stages": [{"id": "sB", "jobs": [{"id": "B1", "coflows": [[(2, 3, 5)]]}]}]},
+    ])
+    assert sct(run(t, "sincronia")) == {"sA": 16.0, "sB": 6.0}
+    assert sct(run(t, "beamer")) == {"sA": 16.0, "sB": 5.0}
+    b = run(t, "beamer")
+    ends = dict(zip(b.flows["coflow_id"], b.flows["end_s"]))
+    assert ends == {"A1/i0/c0": 15.0, "A2/i0/c0": 16.0, "B1/i0/c0": 5.0}
+
+
+def test_varys_madd_finishes_a_coflows_flows_together():
+    # h0->h2 (4 bytes) and h0->h3 (2 bytes) share h0's uplink: 6 bytes, both end at 6
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 2, 4), (0, 3, 2)]]}]}]}])
+    res = run(t, "varys")
+    assert list(res.flows["end_s"]) == pytest.approx([6.0, 6.0])
+
+
+def test_bssi_single_link_is_smallest_first_and_weighted():
+    loads = np.array([[10.0], [1.0], [5.0]])
+    assert bssi_order(loads, np.ones(3)).tolist() == [1, 2, 0]
+    # weight 20 on the big one makes it first (Smith's rule: w/p = 2 > 1 > 0.2)
+    assert bssi_order(loads, np.array([20.0, 1.0, 1.0])).tolist() == [0, 1, 2]
+
+
+def test_bssi_bottleneck_selection_two_links():
+    # link 0: a=3, b=1; link 1: c=5. Most loaded link is 1 -> c last; then link 0 -> a last.
+    loads = np.array([[3.0, 0.0], [1.0, 0.0], [0.0, 5.0]])
+    assert bssi_order(loads, np.ones(3)).tolist() == [1, 0, 2]
+
+
+def test_dependent_stage_starts_after_predecessor_and_arrival():
+    t = tiny_trace([{"id": "a", "arrival_s": 2.0, "stages": [
+        {"id": "s0", "jobs": [{"id": "j0", "coflows": [[(0, 1, 3)]]}]},
+        {"id": "s1", "deps": ["s0"], "jobs": [{"id": "j1", "compute_s": 1.0, "coflows": [[(1, 0, 2)]]}]},
+    ]}])
+    res = run(t, "beamer")
+    st = {s["stage_id"]: (s["start_s"], s["end_s"]) for s in res.stages}
+    assert st == {"s0": (2.0, 5.0), "s1": (5.0, 8.0)}
+    # release-at-zero moves the whole app to t=0
+    res = run(t, "beamer", release_at_zero=True)
+    assert {s["stage_id"]: s["start_s"] for s in res.stages} == {"s0": 0.0, "s1": 3.0}
