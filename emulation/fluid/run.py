@@ -17,12 +17,14 @@ from workloads.trace import Trace
 
 def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, policy: str,
               outdir: str | Path, priority_classes: int = 8, release_at_zero: bool = False,
+              realloc: str = "flow",
               policy_params: dict[str, Any] | None = None, lb_avg_sct_s: float | None = None,
               extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict."""
     t0 = time.perf_counter()
     sim = FluidSimulator(trace, topology, make_policy(policy, **(policy_params or {})),
-                         priority_classes=priority_classes, release_at_zero=release_at_zero)
+                         priority_classes=priority_classes, release_at_zero=release_at_zero,
+                         realloc=realloc)
     res = sim.run()
     if lb_avg_sct_s is None:
         lb_avg_sct_s = lower_bound(trace, topology, release_at_zero=release_at_zero).avg_sct_s
@@ -37,6 +39,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "trace_sha256": file_sha256(trace_path),
         "num_priority_classes": priority_classes,
         "release_at_zero": release_at_zero,
+        "realloc": realloc,
         **stats,
         "avg_cct_s": float(cct.mean()) if len(cct) else None,
         "lower_bound_avg_sct_s": lb_avg_sct_s,

@@ -1,0 +1,1 @@
+"""Reads only record files under a results directory: metrics, seaborn figures, summary."""

@@ -1,0 +1,73 @@
+"""Load run records (``run.json`` + ``stages.csv`` + ``coflows.csv``) from a results tree.
+
+Layout: ``RESULTS/<experiment>/<run name>/{run.json, stages.csv, coflows.csv, flows.csv}``.
+Directories starting with ``.`` (unfinished runs) and ``traces/`` are ignored.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+
+def run_dirs(results: Path) -> list[Path]:
+    """Every finished run directory, sorted."""
+    return sorted(p.parent for p in Path(results).glob("*/*/run.json")
+                  if not p.parent.name.startswith("."))
+
+
+def load_runs(results: Path) -> pd.DataFrame:
+    """One row per run: run.json's scalars plus ``scenario`` (its swept parameters)."""
+    rows = []
+    for d in run_dirs(results):
+        run = json.loads((d / "run.json").read_text())
+        params = run.get("params", {})
+        row = {k: v for k, v in run.items() if not isinstance(v, (dict, list))}
+        row["experiment"] = run.get("experiment", d.parent.name)
+        row["scenario"] = ",".join(f"{k.split('.')[-1]}={_label(v)}" for k, v in params.items()) or "all"
+        for k, v in params.items():
+            row[f"param:{k}"] = _label(v)
+        row["run_dir"] = str(d)
+        rows.append(row)
+    if not rows:
+        raise FileNotFoundError(f"no run records (*/*/run.json) under {results}")
+    return pd.DataFrame(rows)
+
+
+def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
+    """All stages.csv rows, tagged with experiment, scenario, policy and seed."""
+    parts = []
+    for _, r in runs.iterrows():
+        df = pd.read_csv(Path(r["run_dir"]) / "stages.csv")
+        for k in ("experiment", "scenario", "policy", "seed", "workload_seed"):
+            df[k] = r.get(k)
+        parts.append(df)
+    return pd.concat(parts, ignore_index=True)
+
+
+def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Job completion times: a job's last coflow end minus its stage's start (from files)."""
+    parts = []
+    for _, r in runs.iterrows():
+        d = Path(r["run_dir"])
+        cf = pd.read_csv(d / "coflows.csv")
+        st = pd.read_csv(d / "stages.csv")[["stage_id", "start_s"]]
+        if cf.empty:
+            continue
+        j = cf.groupby(["stage_id", "job_id"], as_index=False)["end_s"].max().merge(st, on="stage_id")
+        j["jct_s"] = j["end_s"] - j["start_s"]
+        for k in ("experiment", "scenario", "policy", "workload_seed"):
+            j[k] = r.get(k)
+        parts.append(j)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _label(v) -> str:
+    if isinstance(v, dict):
+        return "+".join(sorted(v))
+    if isinstance(v, (list, tuple)):
+        return "+".join(map(str, v))
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)

@@ -1,0 +1,45 @@
+"""Metrics over runs: per-policy SCT statistics and ratios to Beamer with 95% CIs over seeds."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+REFERENCE = "beamer"
+
+
+def mean_ci95(x: np.ndarray) -> tuple[float, float]:
+    """Mean and the half-width of its 95% t-interval (0 for a single value)."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return float(x.mean()), 0.0
+    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+    return float(x.mean()), float(half)
+
+
+def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s", reference: str = REFERENCE
+               ) -> pd.DataFrame:
+    """Per (experiment, scenario, policy): mean of metric / reference's metric over seeds, with CI.
+
+    The ratio is taken per seed (same trace), then averaged.
+    """
+    key = ["experiment", "scenario", "workload_seed"]
+    ref = runs[runs["policy"] == reference].set_index(key)[metric].rename("ref")
+    df = runs.join(ref, on=key)
+    df["ratio"] = df[metric] / df["ref"]
+    rows = []
+    for (exp, scen, pol), g in df.groupby(["experiment", "scenario", "policy"], sort=False):
+        m, h = mean_ci95(g["ratio"].dropna())
+        raw, _ = mean_ci95(g[metric])
+        rows.append({"experiment": exp, "scenario": scen, "policy": pol, "ratio_mean": m,
+                     "ratio_ci95": h, f"{metric}_mean": raw, "seeds": len(g)})
+    return pd.DataFrame(rows)
+
+
+def sct_table(stages: pd.DataFrame) -> pd.DataFrame:
+    """avg / p50 / p95 / p99 SCT per experiment, scenario and policy (stages of all seeds)."""
+    g = stages.groupby(["experiment", "scenario", "policy"])["sct_s"]
+    return pd.DataFrame({
+        "avg_sct_s": g.mean(), "p50_sct_s": g.quantile(0.5), "p95_sct_s": g.quantile(0.95),
+        "p99_sct_s": g.quantile(0.99), "stages": g.size(),
+    }).reset_index()

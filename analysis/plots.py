@@ -1,0 +1,98 @@
+"""Seaborn figures from record tables; each saved as PNG and PDF. Policy names as in the registry."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+POLICY_ORDER = ["beamer", "beamer-stage-only", "sincronia", "fifo_lm", "fair", "varys"]
+
+
+def _save(fig, out: Path, stem: str) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("png", "pdf"):
+        p = out / f"{stem}.{ext}"
+        fig.savefig(p, dpi=150, bbox_inches="tight")
+        paths.append(p)
+    plt.close(fig)
+    return paths
+
+
+def _order(policies) -> list[str]:
+    present = list(dict.fromkeys(policies))
+    return [p for p in POLICY_ORDER if p in present] + [p for p in present if p not in POLICY_ORDER]
+
+
+def normalised_bars(norm: pd.DataFrame, experiment: str, title: str, out: Path) -> list[Path]:
+    """Bars: avg SCT / Beamer's per policy and scenario, 95% CI error bars."""
+    d = norm[norm["experiment"] == experiment]
+    pols = _order(d["policy"])
+    scen = list(dict.fromkeys(d["scenario"]))
+    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(scen) + 3), 3.6))
+    width = 0.8 / len(pols)
+    colors = sns.color_palette("colorblind", len(pols))
+    for i, p in enumerate(pols):
+        row = d[d["policy"] == p].set_index("scenario").reindex(scen)
+        x = np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width
+        ax.bar(x, row["ratio_mean"], width, yerr=row["ratio_ci95"], label=p, color=colors[i],
+               capsize=2)
+    ax.axhline(1.0, color="black", lw=0.8, ls="--")
+    ax.set_xticks(np.arange(len(scen)), scen, rotation=0)
+    ax.set_xlabel("scenario")
+    ax.set_ylabel("avg SCT / Beamer's avg SCT (ratio)")
+    ax.set_title(title)
+    ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, out, f"{experiment}_normalised_avg_sct")
+
+
+def sweep_lines(runs: pd.DataFrame, experiment: str, param: str, xlabel: str, out: Path,
+                log_x: bool = False) -> list[Path]:
+    """Lines: avg SCT (s) vs a swept parameter, one line per policy, 95% CI bands."""
+    d = runs[runs["experiment"] == experiment].copy()
+    d["x"] = pd.to_numeric(d[f"param:{param}"])
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    sns.lineplot(data=d, x="x", y="avg_sct_s", hue="policy", hue_order=_order(d["policy"]),
+                 style="policy", markers=True, dashes=False, errorbar=("ci", 95), ax=ax,
+                 palette="colorblind")
+    if log_x:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("average stage completion time (s)")
+    ax.set_title(f"{experiment}: avg SCT vs {param.split('.')[-1]}")
+    ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, out, f"{experiment}_avg_sct_vs_{param.split('.')[-1]}")
+
+
+def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, out: Path) -> list[Path]:
+    """Empirical CDF of SCT per policy (all seeds of one scenario)."""
+    d = stages[(stages["experiment"] == experiment) & (stages["scenario"] == scenario)]
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    sns.ecdfplot(data=d, x="sct_s", hue="policy", hue_order=_order(d["policy"]), ax=ax,
+                 palette="colorblind")
+    ax.set_xscale("log")
+    ax.set_xlabel("stage completion time (s, log scale)")
+    ax.set_ylabel("fraction of stages (CDF)")
+    ax.set_title(f"SCT CDF: {experiment} {scenario}")
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), title="policy", fontsize=8)
+    return _save(fig, out, f"{experiment}_sct_cdf")
+
+
+def lb_ratio(runs: pd.DataFrame, out: Path) -> list[Path]:
+    """Bars: avg SCT / lower bound per policy and experiment (all scenarios and seeds)."""
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    sns.barplot(data=runs, x="experiment", y="avg_sct_over_lb", hue="policy",
+                hue_order=_order(runs["policy"]), errorbar=("ci", 95), ax=ax, palette="colorblind",
+                capsize=0.05)
+    ax.axhline(1.0, color="black", lw=0.8, ls="--")
+    ax.set_xlabel("experiment")
+    ax.set_ylabel("avg SCT / lower bound (ratio)")
+    ax.set_title("Distance from the provable lower bound (1 = optimal)")
+    ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, out, "ratio_to_lower_bound")

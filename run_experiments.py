@@ -1,0 +1,328 @@
+"""One-shot runner: experiment configs -> runs -> results/ -> figures and summary.
+
+    python run_experiments.py                 # the default --quick suite, then the analysis
+    python run_experiments.py --dry-run       # list the runs without running them
+    python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions
+
+Each ``experiments/*.toml`` (except ``default.toml`` and ``testbed.toml``, which other
+commands use) is one experiment: ``[experiment]`` (backend, policies, seeds, K, ...),
+``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
+(dotted key -> list of values; runs are the cartesian product x seeds x policies) and
+``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
+``results/<experiment>/<run name>/`` atomically (temp dir, then rename) with the records
+and ``run_config.json``; a rerun skips runs whose directory holds the same config hash,
+so an interrupted suite resumes where it stopped. Bad configs fail before any run starts.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from workloads.config import ConfigError, build, load_toml, to_dict
+
+REPO = Path(__file__).resolve().parent
+SKIP_FILES = {"default.toml", "testbed.toml"}
+TABLES = ("experiment", "workload", "topology", "sweep", "full")
+BACKENDS = ("fluid", "mininet")
+
+
+@dataclass(frozen=True)
+class ExperimentSection:
+    """The ``[experiment]`` table."""
+
+    name: str
+    description: str = ""
+    backend: Literal["fluid", "mininet"] = "fluid"
+    policies: tuple[str, ...] = ("beamer", "beamer-stage-only", "sincronia", "fifo_lm", "fair", "varys")
+    seeds: tuple[int, ...] = (1, 2, 3)
+    priority_classes: int = 8
+    release_at_zero: bool = False
+    realloc: Literal["flow", "coflow"] = "flow"
+    trace: str = ""
+    figure: Literal["bars", "line"] = "bars"
+
+    def check(self, where: str = "experiment") -> None:
+        from emulation.scheduler import POLICIES
+        for p in self.policies:
+            if p not in POLICIES:
+                raise ConfigError(f"{where}.policies: unknown policy {p!r}; known: {', '.join(POLICIES)}")
+        if not self.policies or not self.seeds:
+            raise ConfigError(f"{where}: policies and seeds must not be empty")
+        if self.priority_classes < 0:
+            raise ConfigError(f"{where}.priority_classes: must be >= 0")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs; ``config_hash`` identifies it on disk."""
+
+    experiment: str
+    name: str
+    backend: str
+    policy: str
+    seed: int
+    params: dict[str, Any]
+    experiment_cfg: dict[str, Any]
+    workload: dict[str, Any]
+    topology: dict[str, Any]
+    trace_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
+                "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
+                "workload": self.workload, "topology": self.topology,
+                "trace_path": self.trace_path}
+
+    @property
+    def config_hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> None:
+    parts = key.split(".")
+    if len(parts) != 2 or parts[0] not in ("experiment", "workload", "topology"):
+        raise ConfigError(f"{where}: key {key!r} must be 'experiment.X', 'workload.X' or 'topology.X'")
+    tables.setdefault(parts[0], {})[parts[1]] = value
+
+
+def _label(v: Any) -> str:
+    if isinstance(v, dict):
+        return "+".join(sorted(v))
+    if isinstance(v, (list, tuple)):
+        return "+".join(map(str, v))
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
+    """Validate one experiment TOML and expand it into runs (ConfigError names the key)."""
+    from emulation.topology import TopologyConfig
+    from workloads.generator import WorkloadConfig
+    data = load_toml(path)
+    for key in data:
+        if key not in TABLES:
+            raise ConfigError(f"{path.name}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
+    base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
+    if full:
+        for k, v in data.get("full", {}).items():
+            _set_dotted(base, k, v, f"{path.name} [full]")
+    sweep = data.get("sweep", {})
+    for k, vals in sweep.items():
+        if not isinstance(vals, list) or not vals:
+            raise ConfigError(f"{path.name} [sweep]: '{k}' must be a non-empty list")
+    keys = sorted(sweep)
+    specs: list[RunSpec] = []
+    for combo in itertools.product(*(sweep[k] for k in keys)):
+        tables = copy.deepcopy(base)
+        for k, v in zip(keys, combo):
+            _set_dotted(tables, k, v, f"{path.name} [sweep]")
+        exp = build(ExperimentSection, tables["experiment"], f"{path.name}: experiment")
+        topo = build(TopologyConfig, tables["topology"], f"{path.name}: topology")
+        trace_path = ""
+        if exp.trace:
+            tp = (path.parent / exp.trace).resolve()
+            if not tp.exists():
+                raise ConfigError(f"{path.name}: experiment.trace: no such file {tp}")
+            trace_path = str(tp)
+        params = {k: v for k, v in zip(keys, combo)}
+        pname = ",".join(f"{k.split('.')[1]}={_label(v)}" for k, v in params.items())
+        seeds = exp.seeds if not trace_path else exp.seeds[:1]
+        for seed in seeds:
+            wl = build(WorkloadConfig, {**tables["workload"], "seed": seed}, f"{path.name}: workload")
+            for policy in exp.policies:
+                name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
+                specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
+                                     policy=policy, seed=seed, params=params,
+                                     experiment_cfg=to_dict(exp), workload=to_dict(wl),
+                                     topology=to_dict(topo), trace_path=trace_path))
+    return specs
+
+
+def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
+    """Write (once) the run's trace and its lower bound; returns (trace path, lb path)."""
+    from emulation.scheduler.lower_bound import lower_bound
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import coflow_benchmark, trace as trace_mod
+    from workloads.generator import WorkloadConfig, generate
+    traces = out_root / spec.experiment / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    key_src = spec.trace_path or json.dumps(spec.workload, sort_keys=True)
+    key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
+    tpath = Path(spec.trace_path) if spec.trace_path else traces / f"{key}.json"
+    if not spec.trace_path and not tpath.exists():
+        t = generate(build(WorkloadConfig, spec.workload, "workload"))
+        tmp = tpath.with_suffix(".tmp")
+        trace_mod.save(t, tmp)
+        os.replace(tmp, tpath)
+    cfg = spec.experiment_cfg
+    lb_key = hashlib.sha256(json.dumps([key, spec.topology, cfg["release_at_zero"]],
+                                       sort_keys=True).encode()).hexdigest()[:16]
+    lbpath = traces / f"lb-{lb_key}.json"
+    if not lbpath.exists():
+        t = coflow_benchmark.load_any(tpath)
+        topo = build_topology(build(TopologyConfig, spec.topology, "topology"), t.hosts)
+        lb = lower_bound(t, topo, release_at_zero=cfg["release_at_zero"])
+        tmp = lbpath.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"lower_bound_avg_sct_s": lb.avg_sct_s, "method": lb.method,
+                                   "lp_rounds": lb.lp_rounds, "lp_cuts": lb.lp_cuts}))
+        os.replace(tmp, lbpath)
+    return str(tpath), str(lbpath)
+
+
+def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict[str, Any]:
+    """Run one spec into its directory atomically; returns its run.json (top-level, picklable)."""
+    from emulation.fluid.run import run_fluid
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import coflow_benchmark
+    final = Path(out_root) / spec.experiment / spec.name
+    tmp = Path(out_root) / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    trace = coflow_benchmark.load_any(trace_path)
+    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
+    lb = json.loads(Path(lb_path).read_text())
+    cfg = spec.experiment_cfg
+    run = run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
+                    outdir=tmp, priority_classes=cfg["priority_classes"],
+                    release_at_zero=cfg["release_at_zero"], realloc=cfg["realloc"],
+                    lb_avg_sct_s=lb["lower_bound_avg_sct_s"],
+                    extra={"experiment": spec.experiment, "run_name": spec.name,
+                           "params": spec.params, "config_hash": spec.config_hash,
+                           "workload_seed": spec.seed})
+    (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
+                                                    indent=2, sort_keys=True) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return run
+
+
+def is_done(spec: RunSpec, out_root: Path) -> bool:
+    """True if the run's directory exists with the same config hash."""
+    p = out_root / spec.experiment / spec.name / "run_config.json"
+    try:
+        return json.loads(p.read_text()).get("config_hash") == spec.config_hash
+    except (OSError, ValueError):
+        return False
+
+
+def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[list[RunSpec], list[str]]:
+    """All runs of all configs for the chosen backend(s), and notes on what was skipped."""
+    specs, notes = [], []
+    for path in configs:
+        for s in load_experiment(path, full=full):
+            if backend != "both" and s.backend != backend:
+                continue
+            specs.append(s)
+    names = [(s.experiment, s.name) for s in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError("two runs share a name: experiment names must be unique")
+    mininet = [s for s in specs if s.backend == "mininet"]
+    if mininet:
+        from emulation import mininet_available
+        ok, why = mininet_available()
+        if not ok:
+            notes.append(f"packet-level (Mininet) part skipped: {why}")
+            specs = [s for s in specs if s.backend != "mininet"]
+    return specs, notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", action="append", type=Path,
+                    help="experiment TOML (repeatable); default: every experiments/*.toml of the suite")
+    ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
+                    help="which experiments to run (default both; Mininet ones need root)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    ap.add_argument("--out", type=Path, default=REPO / "results", help="results directory")
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
+    size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
+    ap.add_argument("--dry-run", action="store_true", help="list the runs and exit")
+    ap.add_argument("--dask", metavar="ADDRESS", help="submit runs to a Dask distributed scheduler")
+    ap.add_argument("--no-analysis", action="store_true", help="skip figures and summary")
+    args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error("--jobs must be >= 1")
+    configs = args.config or sorted(p for p in (REPO / "experiments").glob("*.toml")
+                                    if p.name not in SKIP_FILES)
+    try:
+        specs, notes = collect_specs(configs, full=args.full, backend=args.backend)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for n in notes:
+        print(f"note: {n}")
+    if args.dry_run:
+        for s in specs:
+            print(f"{s.experiment}/{s.name}")
+        print(f"{len(specs)} runs")
+        return 0
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    todo = [s for s in specs if not is_done(s, out)]
+    print(f"{len(specs)} runs, {len(specs) - len(todo)} already done, {len(todo)} to run "
+          f"({'dask ' + args.dask if args.dask else f'{args.jobs} jobs'})")
+    run_all(todo, out, jobs=args.jobs, dask_address=args.dask)
+    if notes:
+        (out / "NOTES.md").write_text("\n".join(f"- {n}" for n in notes) + "\n")
+    elif (out / "NOTES.md").exists():
+        (out / "NOTES.md").unlink()
+    if not args.no_analysis:
+        from analysis.report import make_report
+        summary = make_report(out)
+        print(f"wrote {summary}")
+    return 0
+
+
+def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None) -> None:
+    """Prepare traces and bounds, then run everything with a progress bar."""
+    from tqdm import tqdm
+    prepared = {}
+    for s in todo:
+        prepared[(s.experiment, s.name)] = prepare_trace(s, out)
+    bar = tqdm(total=len(todo), unit="run", dynamic_ncols=True, file=sys.stderr)
+    t0 = time.time()
+
+    def done(spec: RunSpec, run: dict[str, Any]) -> None:
+        bar.update(1)
+        bar.write(f"[{time.time() - t0:7.1f}s] {spec.experiment}/{spec.name}: "
+                  f"avg SCT {run['avg_sct_s']:.3f} s, /LB {run['avg_sct_over_lb']:.3f}")
+
+    try:
+        if dask_address:
+            from distributed import Client, as_completed as dask_completed
+            with Client(dask_address) as client:
+                futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
+                                      pure=False): s for s in todo}
+                for fut in dask_completed(futs):
+                    done(futs[fut], fut.result())
+        elif jobs == 1 or len(todo) <= 1:
+            for s in todo:
+                done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
+                        for s in todo}
+                for fut in as_completed(futs):
+                    done(futs[fut], fut.result())
+    finally:
+        bar.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
