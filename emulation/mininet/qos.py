@@ -1,0 +1,48 @@
+"""Strict-priority egress queues with HTB, and the TOS marking that selects them.
+
+Per egress interface: an HTB root at the link rate, one parent class, and K leaf classes
+``1:(10+k)`` (k = 0 highest) with a small guaranteed ``rate`` and ``ceil`` = link rate and
+HTB ``prio k``: spare capacity is lent to the lowest ``prio`` first, which is strict
+priority for traffic above the tiny guarantees. u32 filters map the IP TOS byte to the
+class: class k is TOS ``(k + 1) << 2`` (DSCP k + 1); unmarked traffic falls into the
+default class, the lowest priority. Small packets (IP total length < 128 bytes: TCP ACKs,
+handshakes) go to the top class so a high-priority flow's ACKs never queue behind bulk
+data. The kernel here has HTB, pfifo and u32 (no prio/netem/fq_codel/sfq qdiscs).
+"""
+from __future__ import annotations
+
+MAX_CLASSES = 8
+
+
+def tos_for_class(k: int) -> int:
+    """TOS byte that selects priority class k (0 = highest)."""
+    if not 0 <= k < MAX_CLASSES:
+        raise ValueError(f"priority class must be 0..{MAX_CLASSES - 1}, got {k}")
+    return (k + 1) << 2
+
+
+def htb_commands(dev: str, rate_bps: float, num_classes: int) -> list[str]:
+    """tc commands (without the leading 'tc') that set up ``dev``'s egress queues."""
+    if not 1 <= num_classes <= MAX_CLASSES:
+        raise ValueError(f"num_classes must be 1..{MAX_CLASSES}")
+    rate = f"{int(rate_bps)}bit"
+    floor = f"{max(8000, int(rate_bps / 1000))}bit"
+    default = 10 + num_classes - 1
+    cmds = [
+        f"qdisc del dev {dev} root",
+        f"qdisc add dev {dev} root handle 1: htb default {default}",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum 1514",
+    ]
+    for k in range(num_classes):
+        cmds += [
+            f"class add dev {dev} parent 1:1 classid 1:{10 + k} htb rate {floor} ceil {rate} "
+            f"prio {k} quantum 1514",
+            f"qdisc add dev {dev} parent 1:{10 + k} handle {10 + k}: pfifo limit 1000",
+        ]
+    # small packets (ACKs) first, then one filter per marked class
+    cmds.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 "
+                f"match u16 0x0000 0xff80 at 2 flowid 1:10")
+    for k in range(num_classes):
+        cmds.append(f"filter add dev {dev} parent 1: protocol ip prio 2 u32 "
+                    f"match ip tos {tos_for_class(k):#04x} 0xfc flowid 1:{10 + k}")
+    return cmds

@@ -1,0 +1,439 @@
+"""Cluster state shared by both backends: the trace's tables, the BSP job state machine,
+active coflows and flows, the scheduler ``View``, and the records.
+
+``ClusterState`` knows what must happen next in trace order (stage starts, compute ends,
+coflow releases, job and stage completions) and keeps those timers on its own heap with
+a counter for deterministic ties. A backend moves time: the fluid engine by computing
+rates, the Mininet driver by wall-clock and the agents' reports. Either calls
+``complete_flows`` for flows that finished, then ``fire_timers`` up to now. The Mininet
+scheduler process keeps a shadow ``ClusterState`` fed with the same calls, so the same
+policy sees the same kind of view in both backends.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from emulation.scheduler.base import View
+from emulation.topology import Topology
+from workloads.trace import Trace
+
+STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
+EPS_T = 1e-9
+
+
+@dataclass
+class Records:
+    """Plain rows/arrays of what happened; ``emulation.records`` writes them as CSV."""
+
+    stages: list[dict[str, Any]]
+    coflows: list[dict[str, Any]]
+    flows: dict[str, Any]
+    events: list[tuple[float, str, str]]
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class ClusterState:
+    """Tables of a trace on a topology plus everything that changes during a run."""
+
+    def __init__(self, trace: Trace, topology: Topology, *, release_at_zero: bool = False,
+                 record_events: bool = False):
+        self.trace, self.topo = trace, topology
+        self.release_at_zero = release_at_zero
+        self.record_events = record_events
+        self._build()
+        self._reset()
+        for s in range(len(self.stage_ids)):
+            if self.stage_deps_left[s] == 0:
+                self._push(self.stage_arrival[s], STAGE_START, s)
+
+    def _build(self) -> None:
+        topo = self.topo
+        L = len(topo.links)
+        self.L = L
+        self.cap_bps = np.array([l.rate_bps for l in topo.links], dtype=float)
+        self.cap = np.concatenate([self.cap_bps / 8.0, [np.inf]])  # bytes/s, dummy last
+        path_cache: dict[tuple[str, str], int] = {}
+        paths: list[list[int]] = []
+        tf_pid: list[int] = []
+        stages = self.trace.stages()
+        self.stage_ids = [s.stage_id for s in stages]
+        sidx = {sid: i for i, sid in enumerate(self.stage_ids)}
+        arrival = {a.app_id: a.arrival_s for a in self.trace.apps}
+        self.stage_app = [s.app_id for s in stages]
+        self.stage_weight = np.array([s.weight for s in stages], dtype=float)
+        self.stage_arrival = np.array(
+            [0.0 if self.release_at_zero else arrival[s.app_id] for s in stages])
+        self.stage_deps_left = np.array([len(s.depends_on) for s in stages], dtype=np.int64)
+        self.stage_children: list[list[int]] = [[] for _ in stages]
+        for i, s in enumerate(stages):
+            for d in s.depends_on:
+                self.stage_children[sidx[d]].append(i)
+        # jobs and their per-iteration coflow templates
+        job_stage, job_iters, job_compute, job_t0, job_t1, self.job_ids = [], [], [], [], [], []
+        self.stage_jobs: list[list[int]] = []
+        tf_size, tf_src, tf_dst = [], [], []
+        t_f0, t_f1, t_job = [], [], []
+        P = 1
+        for si, s in enumerate(stages):
+            js = []
+            for job in s.jobs:
+                j = len(self.job_ids)
+                js.append(j)
+                self.job_ids.append(job.job_id)
+                job_stage.append(si)
+                job_iters.append(job.iterations)
+                job_compute.append(job.compute_s)
+                job_t0.append(len(t_f0))
+                for c in job.coflows:
+                    t_f0.append(len(tf_size))
+                    t_job.append(j)
+                    for f in c.flows:
+                        key = (f.src, f.dst)
+                        pid = path_cache.get(key)
+                        if pid is None:
+                            pid = path_cache[key] = len(paths)
+                            paths.append(topo.path_indices(f.src, f.dst))
+                            P = max(P, len(paths[-1]))
+                        tf_pid.append(pid)
+                        tf_size.append(f.size_bytes)
+                        tf_src.append(f.src)
+                        tf_dst.append(f.dst)
+                    t_f1.append(len(tf_size))
+                job_t1.append(len(t_f0))
+            self.stage_jobs.append(js)
+        self.P = P
+        path_links = np.full((len(paths), P), L, dtype=np.int64)
+        for i, p in enumerate(paths):
+            path_links[i, : len(p)] = p
+        self.path_links = path_links
+        self.tf_pid = np.array(tf_pid, dtype=np.int64)
+        self.tf_links = path_links[self.tf_pid] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
+        self.tf_size = np.array(tf_size, dtype=float)
+        self.tf_src, self.tf_dst = tf_src, tf_dst
+        self.t_f0 = np.array(t_f0, dtype=np.int64)
+        self.t_f1 = np.array(t_f1, dtype=np.int64)
+        self.job_stage = np.array(job_stage, dtype=np.int64)
+        self.job_iters = np.array(job_iters, dtype=np.int64)
+        self.job_compute = np.array(job_compute, dtype=float)
+        self.job_t0 = np.array(job_t0, dtype=np.int64)
+        self.job_t1 = np.array(job_t1, dtype=np.int64)
+        T = len(t_f0)
+        # per-template bytes on each link (T x L) and uncontended time
+        tl = np.zeros((T, L + 1))
+        if T:
+            tmpl_of_tf = np.repeat(np.arange(T), self.t_f1 - self.t_f0)
+            np.add.at(tl, (np.repeat(tmpl_of_tf, P), self.tf_links.ravel()),
+                      np.repeat(self.tf_size, P))
+        self.tmpl_lb = tl[:, :L]
+        self.tmpl_sync_s = (self.tmpl_lb / self.cap[None, :L]).max(axis=1, initial=0.0)
+        self.tmpl_size = np.array([self.tf_size[a:b].sum() for a, b in zip(t_f0, t_f1)])
+        # suffix sums inside a job's iteration: bytes / time of templates after template t
+        self.tmpl_after_lb = np.zeros_like(self.tmpl_lb)
+        self.tmpl_after_s = np.zeros(T)
+        J = len(self.job_ids)
+        self.job_iter_lb = np.zeros((J, L))
+        self.job_iter_sync_s = np.zeros(J)
+        for j in range(J):
+            a, b = self.job_t0[j], self.job_t1[j]
+            acc_lb, acc_s = np.zeros(L), 0.0
+            for t in range(b - 1, a - 1, -1):
+                self.tmpl_after_lb[t] = acc_lb
+                self.tmpl_after_s[t] = acc_s
+                acc_lb = acc_lb + self.tmpl_lb[t]
+                acc_s += self.tmpl_sync_s[t]
+            self.job_iter_lb[j] = acc_lb
+            self.job_iter_sync_s[j] = acc_s
+
+    def _reset(self) -> None:
+        S, J = len(self.stage_ids), len(self.job_ids)
+        self.now = 0.0
+        self._heap: list = []
+        self._counter = 0
+        self.events: list[tuple[float, str, str]] = []
+        self.stage_start = np.full(S, np.nan)
+        self.stage_end = np.full(S, np.nan)
+        self.stage_jobs_left = np.array([len(js) for js in self.stage_jobs], dtype=np.int64)
+        self.active_stages: dict[int, None] = {}
+        self.job_iter = np.zeros(J, dtype=np.int64)
+        self.job_phase = np.full(J, -1, dtype=np.int64)
+        self.job_coflow = np.full(J, -1, dtype=np.int64)
+        self.job_compute_end = np.zeros(J)
+        self.job_done = np.zeros(J, dtype=bool)
+        # coflow instances
+        self.c_job: list[int] = []
+        self.c_tmpl: list[int] = []
+        self.c_iter: list[int] = []
+        self.c_release: list[float] = []
+        self.c_end: list[float] = []
+        self.c_flows_left: list[int] = []
+        self.c_ids: list[str] = []
+        self.active_coflows: dict[int, None] = {}
+        # active flows
+        self.a_tf = np.zeros(0, dtype=np.int64)
+        self.a_cf = np.zeros(0, dtype=np.int64)
+        self.a_pid = np.zeros(0, dtype=np.int64)
+        self.a_rem = np.zeros(0)
+        self.a_start = np.zeros(0)
+        self.a_rate = np.zeros(0)  # set by the fluid engine; zeros elsewhere
+        self._done_chunks: list[tuple[np.ndarray, ...]] = []
+
+    # ------------------------------------------------------------------ timers
+    def _push(self, t: float, kind: int, payload: int) -> None:
+        heapq.heappush(self._heap, (float(t), self._counter, kind, payload))
+        self._counter += 1
+
+    def next_timer_s(self) -> float:
+        """Time of the earliest pending timer (inf if none)."""
+        return self._heap[0][0] if self._heap else np.inf
+
+    def fire_timers(self) -> bool:
+        """Handle every timer due at ``now``; True if any fired."""
+        handlers = {STAGE_START: self._start_stage, COMPUTE_END: self._compute_end,
+                    JOB_DONE: self._job_done}
+        fired = False
+        while self._heap and self._heap[0][0] <= self.now + EPS_T:
+            _, _, kind, payload = heapq.heappop(self._heap)
+            handlers[kind](payload)
+            fired = True
+        return fired
+
+    def busy(self) -> bool:
+        """True while timers are pending or flows are active."""
+        return bool(self._heap) or len(self.a_rem) > 0
+
+    def coflow_sizes_bytes(self) -> np.ndarray:
+        """Sizes of every coflow instance the trace will release (for policies' prepare)."""
+        tmpl_job = np.repeat(np.arange(len(self.job_ids)), self.job_t1 - self.job_t0)
+        return np.repeat(self.tmpl_size, self.job_iters[tmpl_job]) if len(tmpl_job) else np.zeros(0)
+
+    def _log(self, kind: str, ident: str) -> None:
+        if self.record_events:
+            self.events.append((self.now, kind, ident))
+
+    # ------------------------------------------------------------------ events
+    def _start_stage(self, s: int) -> None:
+        self.stage_start[s] = self.now
+        self.active_stages[s] = None
+        self._log("stage_start", self.stage_ids[s])
+        for j in self.stage_jobs[s]:
+            if self.job_t1[j] == self.job_t0[j]:  # compute only: no network traffic
+                self._push(self.now + self.job_iters[j] * self.job_compute[j], JOB_DONE, j)
+            else:
+                self._begin_iteration(j)
+
+    def _begin_iteration(self, j: int) -> None:
+        self.job_phase[j] = -1
+        self.job_compute_end[j] = self.now + self.job_compute[j]
+        self._push(self.job_compute_end[j], COMPUTE_END, j)
+
+    def _compute_end(self, j: int) -> None:
+        self._release(j, 0)
+
+    def _release(self, j: int, k: int) -> None:
+        t = int(self.job_t0[j] + k)
+        cid = len(self.c_job)
+        self.c_job.append(j)
+        self.c_tmpl.append(t)
+        self.c_iter.append(int(self.job_iter[j]))
+        self.c_release.append(self.now)
+        self.c_end.append(np.nan)
+        a, b = int(self.t_f0[t]), int(self.t_f1[t])
+        self.c_flows_left.append(b - a)
+        self.c_ids.append(f"{self.job_ids[j]}/i{self.job_iter[j]}/c{k}")
+        self.active_coflows[cid] = None
+        self.job_phase[j] = k
+        self.job_coflow[j] = cid
+        tf = np.arange(a, b)
+        self.a_tf = np.concatenate([self.a_tf, tf])
+        self.a_cf = np.concatenate([self.a_cf, np.full(b - a, cid, dtype=np.int64)])
+        self.a_pid = np.concatenate([self.a_pid, self.tf_pid[a:b]])
+        self.a_rem = np.concatenate([self.a_rem, self.tf_size[a:b]])
+        self.a_start = np.concatenate([self.a_start, np.full(b - a, np.nan)])
+        self.a_rate = np.concatenate([self.a_rate, np.zeros(b - a)])
+        self._log("coflow_release", self.c_ids[cid])
+
+    def complete_flows(self, finished: np.ndarray, ends: np.ndarray) -> bool:
+        """Retire ``finished`` flows (ending at ``ends``); True if a coflow completed."""
+        idx = np.flatnonzero(finished)
+        cf = self.a_cf[idx]
+        start = self.a_start[idx]
+        start = np.where(np.isnan(start), ends, start)
+        self._done_chunks.append((self.a_tf[idx], cf, start, ends))
+        keep = ~finished
+        for name in ("a_tf", "a_cf", "a_pid", "a_rem", "a_start", "a_rate"):
+            setattr(self, name, getattr(self, name)[keep])
+        cids, counts = np.unique(cf, return_counts=True)
+        any_done = False
+        for cid, n in zip(cids.tolist(), counts.tolist()):
+            self.c_flows_left[cid] -= n
+            if self.c_flows_left[cid] == 0:
+                any_done = True
+                self._coflow_done(cid)
+        return any_done
+
+    def _coflow_done(self, cid: int) -> None:
+        self.c_end[cid] = self.now
+        del self.active_coflows[cid]
+        self._log("coflow_end", self.c_ids[cid])
+        j = self.c_job[cid]
+        self.job_coflow[j] = -1
+        k = self.c_tmpl[cid] - int(self.job_t0[j])
+        if self.job_t0[j] + k + 1 < self.job_t1[j]:
+            self._release(j, k + 1)
+            return
+        self.job_iter[j] += 1
+        if self.job_iter[j] < self.job_iters[j]:
+            self._begin_iteration(j)
+        else:
+            self._job_done(j)
+
+    def _job_done(self, j: int) -> None:
+        self.job_done[j] = True
+        s = int(self.job_stage[j])
+        self.stage_jobs_left[s] -= 1
+        if self.stage_jobs_left[s] == 0:
+            self.stage_end[s] = self.now
+            del self.active_stages[s]
+            self._log("stage_end", self.stage_ids[s])
+            for child in self.stage_children[s]:
+                self.stage_deps_left[child] -= 1
+                if self.stage_deps_left[child] == 0:
+                    self._push(max(self.now, self.stage_arrival[child]), STAGE_START, child)
+
+    def view(self) -> tuple[View, np.ndarray]:
+        """The policy's read-only view now, and the coflow ids (cids) its rows stand for."""
+        cids = np.fromiter(self.active_coflows, dtype=np.int64, count=len(self.active_coflows))
+        stages = np.fromiter(self.active_stages, dtype=np.int64, count=len(self.active_stages))
+        s_local = {int(s): i for i, s in enumerate(stages)}
+        jobs = np.array([j for s in stages for j in self.stage_jobs[s] if not self.job_done[j]],
+                        dtype=np.int64)
+        j_local = np.full(len(self.job_ids), -1, dtype=np.int64)
+        j_local[jobs] = np.arange(len(jobs))
+        c_local = np.full(len(self.c_job), -1, dtype=np.int64)
+        c_local[cids] = np.arange(len(cids))
+        c_job = np.array([self.c_job[c] for c in cids], dtype=np.int64)
+        L, C = self.L, len(cids)
+        cache: dict[str, np.ndarray] = {}
+
+        def coflow_link_bytes() -> np.ndarray:
+            if "clb" not in cache:
+                key = (c_local[self.a_cf][:, None] * (L + 1) + self.path_links[self.a_pid]).ravel()
+                m = np.bincount(key, weights=np.repeat(self.a_rem, self.P), minlength=C * (L + 1))
+                cache["clb"] = m.reshape(C, L + 1)[:, :L]
+            return cache["clb"]
+
+        def coflow_sent() -> np.ndarray:
+            rem = np.bincount(c_local[self.a_cf], weights=self.a_rem, minlength=C)
+            return np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]) - rem
+
+        def job_link_bytes() -> np.ndarray:
+            ph = self.job_phase[jobs]
+            it = self.job_iter[jobs]
+            full = self.job_iters[jobs] - it - (ph >= 0)
+            m = full[:, None] * self.job_iter_lb[jobs]
+            inflight = np.flatnonzero(ph >= 0)
+            if len(inflight):
+                jj = jobs[inflight]
+                t = self.job_t0[jj] + ph[inflight]
+                m[inflight] += self.tmpl_after_lb[t]
+                cur = c_local[self.job_coflow[jj]]
+                ok = cur >= 0
+                m[inflight[ok]] += coflow_link_bytes()[cur[ok]]
+            return m
+
+        def stage_link_bytes() -> np.ndarray:
+            out = np.zeros((len(stages), L))
+            if len(jobs):
+                np.add.at(out, np.array([s_local[int(s)] for s in self.job_stage[jobs]]),
+                          job_link_bytes())
+            return out
+
+        def critical_path() -> np.ndarray:
+            ph = self.job_phase[jobs]
+            it = self.job_iter[jobs]
+            iter_s = self.job_compute[jobs] + self.job_iter_sync_s[jobs]
+            cp = (self.job_iters[jobs] - it - 1) * iter_s
+            computing = ph < 0
+            cp[computing] += (np.maximum(self.job_compute_end[jobs[computing]] - self.now, 0.0)
+                              + self.job_iter_sync_s[jobs[computing]])
+            compute_only = self.job_t1[jobs] == self.job_t0[jobs]
+            cp[compute_only] = 0.0
+            inflight = np.flatnonzero(ph >= 0)
+            if len(inflight):
+                jj = jobs[inflight]
+                t = self.job_t0[jj] + ph[inflight]
+                cur = c_local[self.job_coflow[jj]]
+                rem_s = (coflow_link_bytes()[cur] / self.cap[None, :L]).max(axis=1, initial=0.0)
+                cp[inflight] += rem_s + self.tmpl_after_s[t]
+            return cp
+
+        view = View(
+            now_s=self.now,
+            coflow_ids=tuple(self.c_ids[c] for c in cids),
+            stage_ids=tuple(self.stage_ids[s] for s in stages),
+            job_ids=tuple(self.job_ids[j] for j in jobs),
+            capacity_bps=self.cap_bps,
+            coflow_stage=np.array([s_local[int(self.job_stage[j])] for j in c_job], dtype=np.int64),
+            coflow_job=j_local[c_job],
+            coflow_release_s=np.array([self.c_release[c] for c in cids]),
+            coflow_seq=cids,
+            coflow_size_bytes=np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]),
+            coflow_sent_bytes=coflow_sent,
+            coflow_link_bytes=coflow_link_bytes,
+            stage_weight=self.stage_weight[stages],
+            stage_start_s=self.stage_start[stages],
+            stage_link_bytes=stage_link_bytes,
+            job_stage=np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64),
+            job_remaining_iterations=self.job_iters[jobs] - self.job_iter[jobs],
+            job_critical_path_s=critical_path,
+        )
+        return view, cids
+
+    def records(self, facts: dict[str, Any] | None = None) -> Records:
+        """Everything that happened, as rows for the record files."""
+        if self._done_chunks:
+            tf, cf, start, end = (np.concatenate(x) for x in zip(*self._done_chunks))
+        else:
+            tf = cf = np.zeros(0, dtype=np.int64)
+            start = end = np.zeros(0)
+        order = np.lexsort((tf, cf))
+        tf, cf, start, end = tf[order], cf[order], start[order], end[order]
+        c_tmpl = np.array(self.c_tmpl, dtype=np.int64)
+        local = tf - self.t_f0[c_tmpl[cf]] if len(cf) else tf
+        c_ids = self.c_ids
+        flows = {
+            "flow_id": [f"{c_ids[c]}/f{i}" for c, i in zip(cf.tolist(), local.tolist())],
+            "coflow_id": [c_ids[c] for c in cf.tolist()],
+            "src": [self.tf_src[i] for i in tf.tolist()],
+            "dst": [self.tf_dst[i] for i in tf.tolist()],
+            "size_bytes": self.tf_size[tf].astype(np.int64),
+            "release_s": np.array(self.c_release)[cf] if len(cf) else np.zeros(0),
+            "start_s": start,
+            "end_s": end,
+        }
+        coflows = []
+        for cid, j in enumerate(self.c_job):
+            s = int(self.job_stage[j])
+            coflows.append({
+                "coflow_id": c_ids[cid], "stage_id": self.stage_ids[s], "job_id": self.job_ids[j],
+                "app_id": self.stage_app[s], "iteration": self.c_iter[cid],
+                "index": self.c_tmpl[cid] - int(self.job_t0[j]),
+                "release_s": self.c_release[cid], "end_s": self.c_end[cid],
+                "cct_s": self.c_end[cid] - self.c_release[cid],
+                "size_bytes": int(self.tmpl_size[self.c_tmpl[cid]]),
+                "num_flows": int(self.t_f1[self.c_tmpl[cid]] - self.t_f0[self.c_tmpl[cid]]),
+            })
+        stages = []
+        for s, sid in enumerate(self.stage_ids):
+            stages.append({
+                "stage_id": sid, "app_id": self.stage_app[s], "weight": float(self.stage_weight[s]),
+                "num_jobs": len(self.stage_jobs[s]), "start_s": float(self.stage_start[s]),
+                "end_s": float(self.stage_end[s]),
+                "sct_s": float(self.stage_end[s] - self.stage_start[s]),
+            })
+        return Records(stages=stages, coflows=coflows, flows=flows, events=self.events,
+                       facts={"num_links": self.L, "simulated_s": self.now, **(facts or {})})
