@@ -4,8 +4,9 @@
     python run_experiments.py --dry-run       # list the runs without running them
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions
 
-Each ``experiments/*.toml`` (except ``default.toml`` and ``testbed.toml``, which other
-commands use) is one experiment: ``[experiment]`` (backend, policies, seeds, K, ...),
+Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example) is one
+experiment (``testbed.toml`` is the packet-level one; it needs root and is skipped with a
+note otherwise): ``[experiment]`` (backend, policies, seeds, K, ...),
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
 (dotted key -> list of values; runs are the cartesian product x seeds x policies) and
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
@@ -32,7 +33,7 @@ from typing import Any, Literal
 from workloads.config import ConfigError, build, load_toml, to_dict
 
 REPO = Path(__file__).resolve().parent
-SKIP_FILES = {"default.toml", "testbed.toml"}
+SKIP_FILES = {"default.toml"}
 TABLES = ("experiment", "workload", "topology", "sweep", "full")
 BACKENDS = ("fluid", "mininet")
 
@@ -51,6 +52,8 @@ class ExperimentSection:
     realloc: Literal["flow", "coflow"] = "flow"
     trace: str = ""
     figure: Literal["bars", "line"] = "bars"
+    rate_scale: float = 0.003
+    time_scale: float = 2.0
 
     def check(self, where: str = "experiment") -> None:
         from emulation.scheduler import POLICIES
@@ -61,6 +64,10 @@ class ExperimentSection:
             raise ConfigError(f"{where}: policies and seeds must not be empty")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
+        if self.backend == "mininet" and not 1 <= self.priority_classes <= 8:
+            raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
+        if self.rate_scale <= 0 or self.time_scale <= 0:
+            raise ConfigError(f"{where}.rate_scale/time_scale: must be > 0")
 
 
 @dataclass(frozen=True)
@@ -185,30 +192,70 @@ def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
 
 def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict[str, Any]:
     """Run one spec into its directory atomically; returns its run.json (top-level, picklable)."""
-    from emulation.fluid.run import run_fluid
-    from emulation.topology import TopologyConfig, build_topology
-    from workloads import coflow_benchmark
     final = Path(out_root) / spec.experiment / spec.name
     tmp = Path(out_root) / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    trace = coflow_benchmark.load_any(trace_path)
-    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
-    lb = json.loads(Path(lb_path).read_text())
-    cfg = spec.experiment_cfg
-    run = run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
-                    outdir=tmp, priority_classes=cfg["priority_classes"],
-                    release_at_zero=cfg["release_at_zero"], realloc=cfg["realloc"],
-                    lb_avg_sct_s=lb["lower_bound_avg_sct_s"],
-                    extra={"experiment": spec.experiment, "run_name": spec.name,
-                           "params": spec.params, "config_hash": spec.config_hash,
-                           "workload_seed": spec.seed})
+    run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
     (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
                                                     indent=2, sort_keys=True) + "\n")
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
     return run
+
+
+def _run_extra(spec: RunSpec) -> dict[str, Any]:
+    return {"experiment": spec.experiment, "run_name": spec.name, "params": spec.params,
+            "config_hash": spec.config_hash, "workload_seed": spec.seed}
+
+
+def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
+    from emulation.fluid.run import run_fluid
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import coflow_benchmark
+    trace = coflow_benchmark.load_any(trace_path)
+    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
+    lb = json.loads(Path(lb_path).read_text())
+    cfg = spec.experiment_cfg
+    return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
+                     outdir=outdir, priority_classes=cfg["priority_classes"],
+                     release_at_zero=cfg["release_at_zero"], realloc=cfg["realloc"],
+                     lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
+
+
+def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
+    """Packet-level run plus its fluid twin (same scaled trace and topology) in ``twin/``."""
+    from emulation.fluid.run import run_fluid
+    from emulation.mininet.run import run_mininet
+    from emulation.scheduler.lower_bound import lower_bound
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import trace as trace_mod
+    cfg = spec.experiment_cfg
+    topo_cfg = build(TopologyConfig, spec.topology, "topology")
+    trace = trace_mod.load(trace_path)
+    run = run_mininet(trace=trace, trace_path=trace_path, topo_cfg=topo_cfg, policy=spec.policy,
+                      outdir=outdir, priority_classes=cfg["priority_classes"],
+                      rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
+                      release_at_zero=cfg["release_at_zero"], extra=_run_extra(spec))
+    scaled = trace_mod.load(outdir / "trace_scaled.json")
+    topo = build_topology(build(TopologyConfig, {k: v for k, v in run["topology"].items()
+                                                 if k != "unscaled_link_rate_bps"}, "topology"),
+                          scaled.hosts)
+    lb = lower_bound(scaled, topo, release_at_zero=cfg["release_at_zero"]).avg_sct_s
+    twin = run_fluid(trace=scaled, trace_path=outdir / "trace_scaled.json", topology=topo,
+                     policy=spec.policy, outdir=outdir / "twin",
+                     priority_classes=cfg["priority_classes"],
+                     release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb,
+                     extra={**_run_extra(spec), "twin_of": "mininet"})
+    run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,
+                "fluid_twin_avg_sct_s": twin["avg_sct_s"],
+                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"]})
+    (outdir / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+    return run
+
+
+EXECUTORS = {"fluid": _execute_fluid, "mininet": _execute_mininet}
 
 
 def is_done(spec: RunSpec, out_root: Path) -> bool:
@@ -303,23 +350,27 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
         bar.write(f"[{time.time() - t0:7.1f}s] {spec.experiment}/{spec.name}: "
                   f"avg SCT {run['avg_sct_s']:.3f} s, /LB {run['avg_sct_over_lb']:.3f}")
 
+    local_only = [s for s in todo if s.backend == "mininet"]  # one emulated network at a time
+    pooled = [s for s in todo if s.backend != "mininet"]
     try:
-        if dask_address:
+        if dask_address and pooled:
             from distributed import Client, as_completed as dask_completed
             with Client(dask_address) as client:
                 futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
-                                      pure=False): s for s in todo}
+                                      pure=False): s for s in pooled}
                 for fut in dask_completed(futs):
                     done(futs[fut], fut.result())
-        elif jobs == 1 or len(todo) <= 1:
-            for s in todo:
+        elif jobs == 1 or len(pooled) <= 1:
+            for s in pooled:
                 done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
                 futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
-                        for s in todo}
+                        for s in pooled}
                 for fut in as_completed(futs):
                     done(futs[fut], fut.result())
+        for s in local_only:
+            done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
     finally:
         bar.close()
 

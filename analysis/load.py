@@ -71,3 +71,20 @@ def _label(v) -> str:
     if isinstance(v, float):
         return f"{v:g}"
     return str(v)
+
+
+def load_twin_pairs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per stage of every Mininet run: its SCT and its fluid twin's (``twin/stages.csv``)."""
+    parts = []
+    for _, r in runs[runs.get("backend", pd.Series(dtype=str)) == "mininet"].iterrows():
+        d = Path(r["run_dir"])
+        if not (d / "twin" / "stages.csv").exists():
+            continue
+        a = pd.read_csv(d / "stages.csv")[["stage_id", "sct_s"]]
+        b = pd.read_csv(d / "twin" / "stages.csv")[["stage_id", "sct_s"]]
+        m = a.merge(b, on="stage_id", suffixes=("_mininet", "_fluid"))
+        m = m.rename(columns={"sct_s_mininet": "sct_mininet_s", "sct_s_fluid": "sct_fluid_s"})
+        m["policy"] = r["policy"]
+        m["experiment"] = r["experiment"]
+        parts.append(m)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

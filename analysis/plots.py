@@ -96,3 +96,19 @@ def lb_ratio(runs: pd.DataFrame, out: Path) -> list[Path]:
     ax.set_title("Distance from the provable lower bound (1 = optimal)")
     ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, "ratio_to_lower_bound")
+
+
+def emulation_vs_fluid(pairs: pd.DataFrame, out: Path) -> list[Path]:
+    """Scatter: per-stage SCT in the packet-level run vs its fluid twin, y = x line."""
+    fig, ax = plt.subplots(figsize=(5, 4))
+    sns.scatterplot(data=pairs, x="sct_fluid_s", y="sct_mininet_s", hue="policy",
+                    hue_order=_order(pairs["policy"]), style="policy", ax=ax, palette="colorblind")
+    hi = float(max(pairs["sct_fluid_s"].max(), pairs["sct_mininet_s"].max())) * 1.05
+    ax.plot([0, hi], [0, hi], color="black", lw=0.8, ls="--", label="y = x")
+    ax.set_xlim(0, hi)
+    ax.set_ylim(0, hi)
+    ax.set_xlabel("stage completion time, fluid twin (emulated s)")
+    ax.set_ylabel("stage completion time, Mininet (emulated s)")
+    ax.set_title("Packet-level emulation vs fluid simulation")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, out, "emulation_vs_fluid")

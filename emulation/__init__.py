@@ -4,5 +4,6 @@ from __future__ import annotations
 
 def mininet_available() -> tuple[bool, str]:
     """Whether packet-level runs can happen here, and if not, why (one line)."""
-    return False, ("the packet-level backend (emulation/mininet, issue 4) is not built yet; "
-                   "only fluid runs are available")
+    from emulation.mininet.net import require_root
+    why = require_root()
+    return why is None, why or ""

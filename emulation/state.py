@@ -201,6 +201,10 @@ class ClusterState:
             fired = True
         return fired
 
+    def active_flow_keys(self) -> np.ndarray:
+        """``cid << 32 | tf`` of every active flow (the Mininet backend's flow names)."""
+        return (self.a_cf << 32) | self.a_tf
+
     def busy(self) -> bool:
         """True while timers are pending or flows are active."""
         return bool(self._heap) or len(self.a_rem) > 0
@@ -256,11 +260,13 @@ class ClusterState:
         self.a_rate = np.concatenate([self.a_rate, np.zeros(b - a)])
         self._log("coflow_release", self.c_ids[cid])
 
-    def complete_flows(self, finished: np.ndarray, ends: np.ndarray) -> bool:
-        """Retire ``finished`` flows (ending at ``ends``); True if a coflow completed."""
+    def complete_flows(self, finished: np.ndarray, ends: np.ndarray,
+                       starts: np.ndarray | None = None) -> bool:
+        """Retire ``finished`` flows (ending at ``ends``; ``starts`` overrides the recorded
+        first-byte times); True if a coflow completed."""
         idx = np.flatnonzero(finished)
         cf = self.a_cf[idx]
-        start = self.a_start[idx]
+        start = self.a_start[idx] if starts is None else np.asarray(starts, dtype=float)
         start = np.where(np.isnan(start), ends, start)
         self._done_chunks.append((self.a_tf[idx], cf, start, ends))
         keep = ~finished
@@ -364,11 +370,11 @@ class ClusterState:
             cp[compute_only] = 0.0
             inflight = np.flatnonzero(ph >= 0)
             if len(inflight):
-                jj = jobs[inflight]
-                t = self.job_t0[jj] + ph[inflight]
-                cur = c_local[self.job_coflow[jj]]
-                rem_s = (coflow_link_bytes()[cur] / self.cap[None, :L]).max(axis=1, initial=0.0)
-                cp[inflight] += rem_s + self.tmpl_after_s[t]
+                # the in-flight coflow counts whole (its uncontended time), not by the bytes
+                # left: two equal jobs then keep their order while their flows progress,
+                # instead of swapping priority at every event (costly for real TCP)
+                t = self.job_t0[jobs[inflight]] + ph[inflight]
+                cp[inflight] += self.tmpl_sync_s[t] + self.tmpl_after_s[t]
             return cp
 
         view = View(

@@ -3,7 +3,8 @@
 Switches are ``LinuxBridge`` (no Open vSwitch module here), no controller; every link is a
 veth pair. Every egress (each switch port and each host NIC) gets the HTB strict-priority
 queues of ``qos.py`` at the link's ``rate_bps`` (times the run's rate scale). Offloads
-(TSO/GSO/GRO) are switched off so HTB and the capture see wire-sized packets.
+(TSO/GSO/GRO) are switched off so HTB and the capture see wire-sized packets; links use
+9000-byte jumbo frames so headers cost 0.7% of the rate and the packet rate stays low.
 
 Names carry a per-run prefix (``b<4 hex>``) so two runs cannot clash: bridges and the
 switch-side veth ends live in the root namespace. Hosts get 10.0.0.1.. in order.
@@ -14,10 +15,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 
 from emulation.mininet.qos import htb_commands
 from emulation.topology import Topology
+
+MTU_BYTES = 9000  # jumbo frames: 99.3% payload efficiency (vs 95.6% at 1500), 6x fewer packets
 
 
 def require_root() -> str | None:
@@ -53,7 +57,10 @@ class EmulatedNet:
         if self.stopped:
             return
         self.stopped = True
-        self.net.stop()
+        try:
+            self.net.stop()
+        finally:
+            remove_links(self.prefix)
 
 
 def build_net(topo: Topology, *, num_classes: int, rate_scale: float = 1.0,
@@ -67,7 +74,7 @@ def build_net(topo: Topology, *, num_classes: int, rate_scale: float = 1.0,
     setLogLevel("error")
     prefix = prefix or f"b{secrets.token_hex(2)}"
     net = Mininet(controller=None, switch=LinuxBridge, host=Host, link=Link,
-                  autoSetMacs=True, autoStaticArp=False, build=False, waitConnected=False)
+                  autoSetMacs=True, autoStaticArp=True, build=False, waitConnected=False)
     hosts, ips, sw = {}, {}, {}
     try:
         for i, h in enumerate(topo.hosts):
@@ -94,17 +101,32 @@ def build_net(topo: Topology, *, num_classes: int, rate_scale: float = 1.0,
             _shape(na, intf.name, r, num_classes)
             if a in sw:
                 switch_ports.append(intf.name)
-        for h in hosts.values():
+        for name, h in hosts.items():
             h.cmd("ip link set lo up")
+            # a flow starved by strict priority backs off its retransmission timer; a 5 ms
+            # floor (Linux default 200 ms) keeps it from idling long after it is promoted
+            dev = h.intfList()[0].name
+            h.cmd(f"ip route replace 10.0.0.0/16 dev {dev} src {ips[name]} rto_min 5ms")
         return EmulatedNet(net=net, prefix=prefix, hosts=hosts, ips=ips, switch_ports=switch_ports)
     except BaseException:
         try:
             net.stop()
         finally:
+            remove_links(prefix)
             raise
 
 
+def remove_links(prefix: str) -> None:
+    """Delete root-namespace links (bridges, veth ends) named with this run's prefix only."""
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        name = line.split(":", 2)[1].strip().split("@")[0]
+        if name.startswith(prefix):
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
 def _shape(node, dev: str, rate_bps: float, num_classes: int) -> None:
+    node.cmd(f"ip link set dev {dev} mtu {MTU_BYTES}")
     node.cmd(f"ethtool -K {dev} tso off gso off gro off >/dev/null 2>&1")
     for c in htb_commands(dev, rate_bps, num_classes):
         out = node.cmd(f"tc {c}")

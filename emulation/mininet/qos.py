@@ -1,9 +1,9 @@
 """Strict-priority egress queues with HTB, and the TOS marking that selects them.
 
 Per egress interface: an HTB root at the link rate, one parent class, and K leaf classes
-``1:(10+k)`` (k = 0 highest) with a small guaranteed ``rate`` and ``ceil`` = link rate and
-HTB ``prio k``: spare capacity is lent to the lowest ``prio`` first, which is strict
-priority for traffic above the tiny guarantees. u32 filters map the IP TOS byte to the
+``1:(10+k)`` (k = 0 highest) with a small guaranteed ``rate`` (``MIN_SHARE`` of the link)
+and ``ceil`` = link rate and HTB ``prio k``: spare capacity is lent to the lowest ``prio``
+first, which is strict priority for traffic above the small guarantees. u32 filters map the IP TOS byte to the
 class: class k is TOS ``(k + 1) << 2`` (DSCP k + 1); unmarked traffic falls into the
 default class, the lowest priority. Small packets (IP total length < 128 bytes: TCP ACKs,
 handshakes) go to the top class so a high-priority flow's ACKs never queue behind bulk
@@ -12,6 +12,14 @@ data. The kernel here has HTB, pfifo and u32 (no prio/netem/fq_codel/sfq qdiscs)
 from __future__ import annotations
 
 MAX_CLASSES = 8
+# Per-class FIFO depth: 64 jumbo frames = 576 KB, 46 ms at 100 Mbit/s. Deep queues hold
+# packets that were enqueued before a class change, which delays strict priority.
+QUEUE_PACKETS = 64
+# Guaranteed share of every class. Strict priority would starve lower classes completely;
+# TCP then backs its retransmission timer off for seconds and idles long after the flow is
+# promoted. 1% keeps the ACK clock of starved flows alive (like pFabric's probe mode) and
+# leaves the top class >= 92% of the link even with all 8 classes busy.
+MIN_SHARE = 0.01
 
 
 def tos_for_class(k: int) -> int:
@@ -26,18 +34,19 @@ def htb_commands(dev: str, rate_bps: float, num_classes: int) -> list[str]:
     if not 1 <= num_classes <= MAX_CLASSES:
         raise ValueError(f"num_classes must be 1..{MAX_CLASSES}")
     rate = f"{int(rate_bps)}bit"
-    floor = f"{max(8000, int(rate_bps / 1000))}bit"
+    floor = f"{max(8000, int(rate_bps * MIN_SHARE))}bit"
     default = 10 + num_classes - 1
     cmds = [
         f"qdisc del dev {dev} root",
         f"qdisc add dev {dev} root handle 1: htb default {default}",
-        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum 1514",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum 9014 "
+        f"burst 20k cburst 20k",
     ]
     for k in range(num_classes):
         cmds += [
             f"class add dev {dev} parent 1:1 classid 1:{10 + k} htb rate {floor} ceil {rate} "
-            f"prio {k} quantum 1514",
-            f"qdisc add dev {dev} parent 1:{10 + k} handle {10 + k}: pfifo limit 1000",
+            f"prio {k} quantum 9014 burst 20k cburst 20k",
+            f"qdisc add dev {dev} parent 1:{10 + k} handle {10 + k}: pfifo limit {QUEUE_PACKETS}",
         ]
     # small packets (ACKs) first, then one filter per marked class
     cmds.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 "
