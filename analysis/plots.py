@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -52,22 +53,39 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, title: str, out: Path) 
     return _save(fig, out, f"{experiment}_normalised_avg_sct")
 
 
-def sweep_lines(runs: pd.DataFrame, experiment: str, param: str, xlabel: str, out: Path,
-                log_x: bool = False) -> list[Path]:
-    """Lines: avg SCT (s) vs a swept parameter, one line per policy, 95% CI bands."""
+def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: str,
+                xlabel: str, out: Path, log_x: bool = False) -> list[Path]:
+    """Left: mean avg SCT (s) vs a swept parameter per policy. Right: avg SCT / Beamer's on
+    the same trace, mean over seeds with 95% CI (seeds differ in absolute SCT, so the
+    ratio is where the spread is meaningful)."""
     d = runs[runs["experiment"] == experiment].copy()
     d["x"] = pd.to_numeric(d[f"param:{param}"])
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    sns.lineplot(data=d, x="x", y="avg_sct_s", hue="policy", hue_order=_order(d["policy"]),
-                 style="policy", markers=True, dashes=False, errorbar=("ci", 95), ax=ax,
-                 palette="colorblind")
-    if log_x:
-        ax.set_xscale("log", base=2)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("average stage completion time (s)")
-    ax.set_title(f"{experiment}: avg SCT vs {param.split('.')[-1]}")
-    ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, out, f"{experiment}_avg_sct_vs_{param.split('.')[-1]}")
+    short = param.split(".")[-1]
+    n = norm[norm["experiment"] == experiment].copy()
+    n["x"] = pd.to_numeric(n["scenario"].str.split("=").str[-1])
+    order = _order(d["policy"])
+    colors = dict(zip(order, sns.color_palette("colorblind", len(order))))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for p in order:
+        g = d[d["policy"] == p].groupby("x")["avg_sct_s"].mean()
+        a1.plot(g.index, g.values, marker="o", color=colors[p], label=p)
+        h = n[n["policy"] == p].sort_values("x")
+        a2.errorbar(h["x"], h["ratio_mean"], yerr=h["ratio_ci95"], marker="o", color=colors[p],
+                    capsize=2, label=p)
+    for ax in (a1, a2):
+        if log_x:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            ax.set_xticks(sorted(d["x"].unique()))
+        ax.set_xlabel(xlabel)
+    a1.set_ylabel("average stage completion time (s)")
+    a1.set_title(f"{experiment}: avg SCT vs {short} (mean of seeds)")
+    a2.axhline(1.0, color="black", lw=0.8, ls="--")
+    a2.set_ylabel("avg SCT / Beamer's avg SCT (ratio)")
+    a2.set_title("normalised to beamer (95% CI over seeds)")
+    a2.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return _save(fig, out, f"{experiment}_avg_sct_vs_{short}")
 
 
 def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, out: Path) -> list[Path]:

@@ -42,7 +42,7 @@ def make_report(results: Path) -> Path:
         if exp in LINE_SWEEPS:
             param, xlabel, logx = LINE_SWEEPS[exp]
             if f"param:{param}" in runs:
-                figure_paths += plots.sweep_lines(runs, exp, param, xlabel, figs, logx)
+                figure_paths += plots.sweep_lines(runs, norm, exp, param, xlabel, figs, logx)
     first = runs.iloc[0]
     cdf_exp = "pattern" if "pattern" in set(runs["experiment"]) else first["experiment"]
     cdf_scen = runs[runs["experiment"] == cdf_exp]["scenario"].iloc[0]

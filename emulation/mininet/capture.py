@@ -53,8 +53,9 @@ class Capture:
             self.drops[iface] = int(m.group(1)) if m else 0
         self.procs = {}
 
-    def parse(self) -> dict[tuple[str, int], dict]:
-        """(src ip, src port) -> {first_s, last_s (pcap clock), payload_bytes, packets}."""
+    def parse(self) -> dict[tuple[str, int], list[dict]]:
+        """(src ip, src port) -> its connections in SYN order, each {first_s, last_s (pcap
+        clock), payload_bytes, wire_payload_bytes, packets}."""
         from scapy.utils import RawPcapReader
         conns: dict[tuple[str, int], dict] = {}
         for iface, dst_ip in self.ports.items():
@@ -80,11 +81,14 @@ class Capture:
                     payload = max(ip_len - ihl - doff, 0)
                     ts = meta.sec + meta.usec / 1e6 if hasattr(meta, "usec") else float(meta.sec)
                     key = (socket.inet_ntoa(data[26:30]), sport)
-                    c = conns.get(key)
-                    if c is None:
+                    lst = conns.setdefault(key, [])
+                    c = lst[-1] if lst else None
+                    if c is None or (syn and seq != c["isn"]):
+                        # a new connection (an ephemeral port is reused by later flows)
                         isn = seq if syn else (seq - 1) % 2**32
-                        c = conns[key] = {"first_s": ts, "isn": isn, "high": 0, "payload_bytes": 0,
-                                          "wire_payload_bytes": 0, "packets": 0}
+                        c = {"first_s": ts, "isn": isn, "high": 0, "payload_bytes": 0,
+                             "wire_payload_bytes": 0, "packets": 0}
+                        lst.append(c)
                     c["last_s"] = ts
                     rel = (seq - c["isn"]) % 2**32
                     if payload:

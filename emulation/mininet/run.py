@@ -324,19 +324,25 @@ def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, st
     conns = cap.parse()
     rows, missing, mismatch = [], 0, 0
     sent_total = captured_total = 0
+    by_port: dict[tuple[str, int], list[tuple[float, int]]] = {}
     for key, f in flows_log.items():
-        want = f["bytes"] + 16
-        got = conns.get((ip_of[f["src_host"]], f["sport"]))
-        sent_total += want
-        if got is None:
-            missing += 1
-            continue
-        captured_total += got["payload_bytes"]
-        if got["payload_bytes"] != want:
-            mismatch += 1
-        rows.append({"key": key, "sent_bytes": want, "captured_bytes": got["payload_bytes"],
-                     "wire_payload_bytes": got["wire_payload_bytes"], "packets": got["packets"],
-                     "first_s": got["first_s"], "last_s": got["last_s"]})
+        by_port.setdefault((ip_of[f["src_host"]], f["sport"]), []).append((f["t_start"], key))
+    for port, fl in by_port.items():
+        caps = conns.get(port, [])
+        for i, (_, key) in enumerate(sorted(fl)):  # the port's connections in start order
+            f = flows_log[key]
+            want = f["bytes"] + 16
+            sent_total += want
+            if i >= len(caps):
+                missing += 1
+                continue
+            got = caps[i]
+            captured_total += got["payload_bytes"]
+            if got["payload_bytes"] != want:
+                mismatch += 1
+            rows.append({"key": key, "sent_bytes": want, "captured_bytes": got["payload_bytes"],
+                         "wire_payload_bytes": got["wire_payload_bytes"], "packets": got["packets"],
+                         "first_s": got["first_s"], "last_s": got["last_s"]})
     import pandas as pd
     pd.DataFrame(rows).to_csv(cap.out_dir / "capture_flows.csv", index=False)
     return {"enabled": True, "flows": len(flows_log), "flows_missing": missing,
