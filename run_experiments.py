@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from emulation.records import file_sha256
 from workloads.config import ConfigError, build, load_toml, to_dict
 
 REPO = Path(__file__).resolve().parent
@@ -84,6 +85,7 @@ class RunSpec:
     workload: dict[str, Any]
     topology: dict[str, Any]
     trace_path: str = ""
+    trace_sha256: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -91,7 +93,7 @@ class RunSpec:
         return {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
                 "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
                 "workload": self.workload, "topology": self.topology,
-                "trace_path": self.trace_path}
+                "trace_sha256": self.trace_sha256}
 
     @property
     def config_hash(self) -> str:
@@ -139,12 +141,13 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
             _set_dotted(tables, k, v, f"{path.name} [sweep]")
         exp = build(ExperimentSection, tables["experiment"], f"{path.name}: experiment")
         topo = build(TopologyConfig, tables["topology"], f"{path.name}: topology")
-        trace_path = ""
+        trace_path = trace_sha = ""
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
             if not tp.exists():
                 raise ConfigError(f"{path.name}: experiment.trace: no such file {tp}")
             trace_path = str(tp)
+            trace_sha = file_sha256(tp)
         params = {k: v for k, v in zip(keys, combo)}
         pname = ",".join(f"{k.split('.')[1]}={_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
@@ -155,7 +158,8 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
                 specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
                                      policy=policy, seed=seed, params=params,
                                      experiment_cfg=to_dict(exp), workload=to_dict(wl),
-                                     topology=to_dict(topo), trace_path=trace_path))
+                                     topology=to_dict(topo), trace_path=trace_path,
+                                     trace_sha256=trace_sha))
     return specs
 
 
@@ -167,7 +171,7 @@ def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
     from workloads.generator import WorkloadConfig, generate
     traces = out_root / spec.experiment / "traces"
     traces.mkdir(parents=True, exist_ok=True)
-    key_src = spec.trace_path or json.dumps(spec.workload, sort_keys=True)
+    key_src = spec.trace_sha256 or json.dumps(spec.workload, sort_keys=True)
     key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
     tpath = Path(spec.trace_path) if spec.trace_path else traces / f"{key}.json"
     if not spec.trace_path and not tpath.exists():

@@ -34,7 +34,9 @@ def _count(kind: str) -> int:
 def _ours() -> list[str]:
     """Processes of this project's packet backend still alive (read-only check)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    marks = ("emulation.mininet.agent", "emulation.mininet.scheduler_proc", "mnexec", "tcpdump -i b")
+    marks = ("emulation.mininet.agent", "emulation.mininet.scheduler_proc", "mnexec", "tcpdump -i b",
+             "mininet:b")  # Mininet host shells are 'bash ... mininet:<host name>'
+
     return [l for l in out.splitlines() if any(m in l for m in marks)]
 
 
@@ -44,11 +46,15 @@ def no_leftovers():
     why = require_root()
     if why:
         pytest.fail(f"root but the Mininet backend cannot start: {why}")
-    before = (_count("veth"), _count("bridge"), subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout)
+    def snapshot():
+        netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
+        return (_count("veth"), _count("bridge"), netns, len(qdiscs.splitlines()))
+    before = snapshot()
     yield
     time.sleep(0.3)
-    after = (_count("veth"), _count("bridge"), subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout)
-    assert after == before, f"leftover interfaces/namespaces: before {before}, after {after}"
+    after = snapshot()
+    assert after == before, f"leftover veths/bridges/netns/qdiscs: before {before}, after {after}"
     assert _ours() == [], f"leftover processes: {_ours()}"
 
 
