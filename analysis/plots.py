@@ -18,9 +18,9 @@ POLICY_ORDER = ["beamer", "beamer-stage-only", "sincronia", "fifo_lm", "fair", "
 def _save(fig, out: Path, stem: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = []
-    for ext in ("png", "pdf"):
+    for ext, meta in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "Producer": None})):
         p = out / f"{stem}.{ext}"
-        fig.savefig(p, dpi=150, bbox_inches="tight")
+        fig.savefig(p, dpi=150, bbox_inches="tight", metadata=meta)  # byte-stable reruns
         paths.append(p)
     plt.close(fig)
     return paths
@@ -106,8 +106,8 @@ def lb_ratio(runs: pd.DataFrame, out: Path) -> list[Path]:
     """Bars: avg SCT / lower bound per policy and experiment (all scenarios and seeds)."""
     fig, ax = plt.subplots(figsize=(8, 3.6))
     sns.barplot(data=runs, x="experiment", y="avg_sct_over_lb", hue="policy",
-                hue_order=_order(runs["policy"]), errorbar=("ci", 95), ax=ax, palette="colorblind",
-                capsize=0.05)
+                hue_order=_order(runs["policy"]), errorbar=("ci", 95), seed=0, ax=ax,
+                palette="colorblind", capsize=0.05)
     ax.axhline(1.0, color="black", lw=0.8, ls="--")
     ax.set_xlabel("experiment")
     ax.set_ylabel("avg SCT / lower bound (ratio)")
