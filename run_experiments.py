@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from emulation.records import file_sha256
-from workloads.config import ConfigError, build, load_toml, to_dict
+from workloads.config import ConfigError, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent
 SKIP_FILES = {"default.toml"}
@@ -107,14 +107,6 @@ def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> Non
     tables.setdefault(parts[0], {})[parts[1]] = value
 
 
-def _label(v: Any) -> str:
-    if isinstance(v, dict):
-        return "+".join(sorted(v))
-    if isinstance(v, (list, tuple)):
-        return "+".join(map(str, v))
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
 
 
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
@@ -149,7 +141,7 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
             trace_path = str(tp)
             trace_sha = file_sha256(tp)
         params = {k: v for k, v in zip(keys, combo)}
-        pname = ",".join(f"{k.split('.')[1]}={_label(v)}" for k, v in params.items())
+        pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         for seed in seeds:
             wl = build(WorkloadConfig, {**tables["workload"], "seed": seed}, f"{path.name}: workload")

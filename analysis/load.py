@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from workloads.config import value_label
+
 
 def run_dirs(results: Path) -> list[Path]:
     """Every finished run directory, sorted."""
@@ -25,9 +27,9 @@ def load_runs(results: Path) -> pd.DataFrame:
         params = run.get("params", {})
         row = {k: v for k, v in run.items() if not isinstance(v, (dict, list))}
         row["experiment"] = run.get("experiment", d.parent.name)
-        row["scenario"] = ",".join(f"{k.split('.')[-1]}={_label(v)}" for k, v in params.items()) or "all"
+        row["scenario"] = ",".join(f"{k.split('.')[-1]}={value_label(v)}" for k, v in params.items()) or "all"
         for k, v in params.items():
-            row[f"param:{k}"] = _label(v)
+            row[f"param:{k}"] = value_label(v)
         row["run_dir"] = str(d)
         rows.append(row)
     if not rows:
@@ -63,14 +65,6 @@ def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _label(v) -> str:
-    if isinstance(v, dict):
-        return "+".join(sorted(v))
-    if isinstance(v, (list, tuple)):
-        return "+".join(map(str, v))
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
 
 
 def load_twin_pairs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -115,3 +115,14 @@ def to_dict(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): to_dict(v) for k, v in obj.items()}
     return obj
+
+
+def value_label(v: Any) -> str:
+    """Short text for a config value in run names and tables (tables: their keys joined)."""
+    if isinstance(v, Mapping):
+        return "+".join(sorted(v))
+    if isinstance(v, (list, tuple)):
+        return "+".join(map(str, v))
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
