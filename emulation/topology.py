@@ -146,3 +146,21 @@ def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...]) -> Topolog
         raise ConfigError(f"topology: the trace uses hosts {sorted(missing)[:3]} that the "
                           f"{cfg.kind} with {len(topo.hosts)} hosts does not have")
     return topo
+
+
+def add_topology_args(ap, *, hosts_per_leaf: int, spines: int, oversubscription: float) -> None:
+    """The backends' shared command-line options for the topology (not the link rate)."""
+    ap.add_argument("--topology", choices=["big_switch", "leaf_spine"], default="big_switch")
+    ap.add_argument("--hosts-per-leaf", type=int, default=hosts_per_leaf)
+    ap.add_argument("--spines", type=int, default=spines)
+    ap.add_argument("--oversubscription", type=float, default=oversubscription,
+                    help="leaf-spine: (hosts per leaf x host rate) / (spines x uplink rate)")
+
+
+def topology_config_from_args(args, link_rate_bps: float) -> TopologyConfig:
+    """TopologyConfig from ``add_topology_args`` options; ConfigError names a bad value."""
+    from workloads.config import build
+    return build(TopologyConfig, {
+        "kind": args.topology, "link_rate_bps": link_rate_bps,
+        "hosts_per_leaf": args.hosts_per_leaf, "num_spines": args.spines,
+        "oversubscription": args.oversubscription}, "topology")

@@ -11,9 +11,9 @@ import sys
 
 from emulation.fluid.run import run_fluid
 from emulation.scheduler import POLICIES
-from emulation.topology import TopologyConfig, build_topology
+from emulation.topology import add_topology_args, build_topology, topology_config_from_args
 from workloads import coflow_benchmark
-from workloads.config import ConfigError, build
+from workloads.config import ConfigError
 from workloads.trace import TraceError
 
 
@@ -22,12 +22,9 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace", help="JSON trace or coflow-benchmark .txt")
     ap.add_argument("--policy", required=True, choices=sorted(POLICIES))
-    ap.add_argument("--topology", choices=["big_switch", "leaf_spine"], default="big_switch")
+    add_topology_args(ap, hosts_per_leaf=4, spines=2, oversubscription=1.0)
     ap.add_argument("--link-rate-bps", type=float, default=None,
                     help="host link rate (default 10e9 for JSON traces, 1e9 for coflow-benchmark)")
-    ap.add_argument("--hosts-per-leaf", type=int, default=4)
-    ap.add_argument("--spines", type=int, default=2)
-    ap.add_argument("--oversubscription", type=float, default=1.0)
     ap.add_argument("--priority-classes", type=int, default=8,
                     help="K strict-priority classes; 0 = unlimited (each coflow its own)")
     ap.add_argument("--release-at-zero", action="store_true",
@@ -45,9 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         rate = args.link_rate_bps or (1e9 if is_bench else 10e9)
         if is_bench and args.topology != "big_switch":
             raise ConfigError("coflow-benchmark traces use ports: only --topology big_switch")
-        topo_cfg = build(TopologyConfig, {
-            "kind": args.topology, "link_rate_bps": rate, "hosts_per_leaf": args.hosts_per_leaf,
-            "num_spines": args.spines, "oversubscription": args.oversubscription}, "topology")
+        topo_cfg = topology_config_from_args(args, rate)
         topo = build_topology(topo_cfg, trace.hosts)
     except (TraceError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -110,19 +110,22 @@ def _groups(keys: np.ndarray):
         yield order[s:e]
 
 
+def _start(n: int, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Zero rates, a working copy of the capacities, and the 'link is full' tolerance."""
+    c = np.array(cap, dtype=float)
+    return np.zeros(n), c, _REL * max(float(np.max(c[:-1], initial=0.0)), 1.0)
+
+
 def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: np.ndarray
              ) -> np.ndarray:
     """Strict priority across ``classes`` (0 first), max-min fair within a class.
 
     Flows are given by path id ``pid`` into ``path_links`` (paths x P).
     """
-    n = len(pid)
-    rate = np.zeros(n)
-    if n == 0:
+    rate, c, tiny = _start(len(pid), cap)
+    if len(pid) == 0:
         return rate
-    c = np.array(cap, dtype=float)
     nl = len(c)
-    tiny = _REL * max(float(np.max(c[:-1], initial=0.0)), 1.0)
     for idx in _groups(np.asarray(classes)):
         p = pid[idx]
         if _touches(c <= tiny, path_links[p]).all():
@@ -138,13 +141,10 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
 def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
          coflow_rank: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """MADD per coflow in rank order (all its flows finish together), then max-min backfill."""
-    n = len(pid)
-    rate = np.zeros(n)
-    if n == 0:
+    rate, c, tiny = _start(len(pid), cap)
+    if len(pid) == 0:
         return rate
-    c = np.array(cap, dtype=float)
     nl = len(c)
-    tiny = _REL * max(float(np.max(c[:-1], initial=0.0)), 1.0)
     for idx in _groups(np.asarray(coflow_rank)):
         sub = path_links[pid[idx]]
         d = _count(sub, nl, remaining[idx])

@@ -12,9 +12,9 @@ import sys
 from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
-from emulation.topology import TopologyConfig
+from emulation.topology import add_topology_args, topology_config_from_args
 from workloads import coflow_benchmark
-from workloads.config import ConfigError, build
+from workloads.config import ConfigError
 from workloads.trace import TraceError
 
 
@@ -23,11 +23,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace", help="JSON trace (python -m workloads generate)")
     ap.add_argument("--policy", required=True, choices=sorted(POLICIES))
-    ap.add_argument("--topology", choices=["big_switch", "leaf_spine"], default="big_switch")
+    add_topology_args(ap, hosts_per_leaf=2, spines=1, oversubscription=2.0)
     ap.add_argument("--link-rate-bps", type=float, default=10e9, help="unscaled host link rate")
-    ap.add_argument("--hosts-per-leaf", type=int, default=2)
-    ap.add_argument("--spines", type=int, default=1)
-    ap.add_argument("--oversubscription", type=float, default=2.0)
     ap.add_argument("--priority-classes", type=int, default=8, choices=range(1, 9), metavar="K",
                     help="strict-priority classes per port, 1..8 (default 8)")
     ap.add_argument("--rate-scale", type=float, default=0.003,
@@ -43,10 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         trace = coflow_benchmark.load_any(args.trace)
-        topo_cfg = build(TopologyConfig, {
-            "kind": args.topology, "link_rate_bps": args.link_rate_bps,
-            "hosts_per_leaf": args.hosts_per_leaf, "num_spines": args.spines,
-            "oversubscription": args.oversubscription}, "topology")
+        topo_cfg = topology_config_from_args(args, args.link_rate_bps)
         run = run_mininet(trace=trace, trace_path=args.trace, topo_cfg=topo_cfg,
                           policy=args.policy, outdir=args.output,
                           priority_classes=args.priority_classes, rate_scale=args.rate_scale,
