@@ -32,6 +32,43 @@ from workloads import trace as trace_mod
 from workloads.config import build
 
 
+def decide(state: ClusterState, policy, K: int, agents: list[LineChannel],
+           pushed: dict[int, int], first_push: dict[int, float]) -> list[tuple[int, float]]:
+    """Ask the policy, push changed classes to every agent; returns its byte wake-ups."""
+    if not len(state.active_coflows):
+        return []
+    view, cids = state.view()
+    d = policy.decide(view)
+    order = check_order(d.order, len(cids))
+    cls = (compress_classes(np.asarray(d.classes), K) if d.classes is not None
+           else classes_from_order(order, K))
+    cls = np.minimum(cls, K - 1)
+    changed = {}
+    for c, k in zip(cids.tolist(), cls.tolist()):
+        tos = tos_for_class(int(k))
+        if pushed.get(c) != tos:
+            pushed[c] = tos
+            changed[str(c)] = tos
+            first_push.setdefault(c, time.monotonic())
+    if changed:
+        now = time.monotonic()
+        for a in list(agents):
+            try:
+                a.send({"op": "classes", "tos": changed, "t": now})
+            except OSError:
+                agents.remove(a)
+    return [(int(cids[i]), float(thr)) for i, thr in d.wake_on_sent]
+
+
+def _wake_due(state: ClusterState, wakes: list[tuple[int, float]]) -> bool:
+    """True once a coflow the policy watches has sent more than its threshold (FIFO-LM)."""
+    for cid, thr in wakes:
+        m = state.a_cf == cid
+        if m.any() and state.tmpl_size[state.c_tmpl[cid]] - state.a_rem[m].sum() > thr:
+            return True
+    return False
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--run-dir", required=True)
@@ -56,6 +93,7 @@ def main() -> int:
     pushed: dict[int, int] = {}
     first_push: dict[int, float] = {}
     decisions = 0
+    wakes: list[tuple[int, float]] = []
     driver_seen = False
     running = True
     while running:
@@ -103,29 +141,12 @@ def main() -> int:
                         if i is not None:
                             size = state.tf_size[state.a_tf[i]]
                             state.a_rem[i] = max(size - sent, 0.0)
-                elif op == "decide":
-                    if len(state.active_coflows):
-                        view, cids = state.view()
-                        d = policy.decide(view)
+                    if _wake_due(state, wakes):
+                        wakes = decide(state, policy, K, agents, pushed, first_push)
                         decisions += 1
-                        order = check_order(d.order, len(cids))
-                        cls = (compress_classes(np.asarray(d.classes), K) if d.classes is not None
-                               else classes_from_order(order, K))
-                        cls = np.minimum(cls, K - 1)
-                        changed = {}
-                        for c, k in zip(cids.tolist(), cls.tolist()):
-                            tos = tos_for_class(int(k))
-                            if pushed.get(c) != tos:
-                                pushed[c] = tos
-                                changed[str(c)] = tos
-                                first_push.setdefault(c, time.monotonic())
-                        if changed:
-                            now = time.monotonic()
-                            for a in list(agents):
-                                try:
-                                    a.send({"op": "classes", "tos": changed, "t": now})
-                                except OSError:
-                                    agents.remove(a)
+                elif op == "decide":
+                    wakes = decide(state, policy, K, agents, pushed, first_push)
+                    decisions += 1
                 elif op == "exit":
                     running = False
     (run_dir / "scheduler.json").write_text(json.dumps(
