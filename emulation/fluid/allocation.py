@@ -33,12 +33,22 @@ def _touches(mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
     return hit
 
 
-def maxmin(links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+def link_index(links: np.ndarray, num_links_padded: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr, owners): the rows of ``links`` that cross link l are owners[ptr[l]:ptr[l+1]]."""
+    P = links.shape[1]
+    flat = links.ravel()
+    order = np.argsort(flat, kind="stable")
+    return np.searchsorted(flat[order], np.arange(num_links_padded + 1)), order // P
+
+
+def maxmin(links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = None,
+           index: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Max-min fair rates of the flows ``links`` on residual capacities ``cap``.
 
-    ``weight[i]`` = how many identical flows row i stands for (all get the same rate).
-    Progressive filling with a link -> flows index: a round costs O(links + flows frozen
-    in it), so the whole call is O(n log n + rounds x L).
+    ``weight[i]`` = how many identical flows row i stands for (all get the same rate; a
+    row of weight 0 gets rate 0). ``index`` = ``link_index(links, len(cap))`` if the caller
+    keeps one. Progressive filling with a link -> rows index: a round costs O(links + rows
+    frozen in it), so the whole call is O(n + rounds x L) (plus O(n log n) without index).
     """
     n, P = links.shape
     rate = np.zeros(n)
@@ -47,13 +57,10 @@ def maxmin(links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = None)
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=float)
     c = np.array(cap, dtype=float)
     nl = len(c)
-    flat = links.ravel()
-    order = np.argsort(flat, kind="stable")
-    owners = (order // P)
-    ptr = np.searchsorted(flat[order], np.arange(nl + 1))
-    cnt = np.bincount(flat, weights=np.repeat(w, P), minlength=nl)
+    ptr, owners = index if index is not None else link_index(links, nl)
+    cnt = np.bincount(links.ravel(), weights=np.repeat(w, P), minlength=nl)
     cnt[-1] = 0.0
-    frozen = np.zeros(n, dtype=bool)
+    frozen = w <= 0
     scale = max(float(np.max(c[:-1], initial=0.0)), 1.0)
     level = 0.0
     live = np.flatnonzero(cnt > 0.5)
@@ -82,14 +89,21 @@ def maxmin(links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = None)
     return rate
 
 
-def maxmin_paths(pid: np.ndarray, path_links: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """``maxmin`` for flows given by path id: identical paths are one weighted row."""
+def maxmin_paths(pid: np.ndarray, path_links: np.ndarray, cap: np.ndarray,
+                 index: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """``maxmin`` for flows given by path id: identical paths are one weighted row.
+
+    With ``index`` (``link_index`` of all of ``path_links``) every path is a row, unused
+    ones with weight 0; without, only the used paths are (and an index is built per call).
+    """
     if len(pid) == 0:
         return np.zeros(0)
-    counts = np.bincount(pid, minlength=len(path_links))
+    counts = np.bincount(pid, minlength=len(path_links)).astype(float)
+    if index is not None:
+        return maxmin(path_links, cap, counts, index)[pid]
     g = np.flatnonzero(counts)
     per_path = np.zeros(len(path_links))
-    per_path[g] = maxmin(path_links[g], cap, counts[g].astype(float))
+    per_path[g] = maxmin(path_links[g], cap, counts[g])
     return per_path[pid]
 
 
@@ -101,6 +115,9 @@ def link_usage(links: np.ndarray, rate: np.ndarray, num_links_padded: int) -> np
 
 def _groups(keys: np.ndarray):
     """Yield index arrays of equal ``keys``, in ascending key order."""
+    if len(keys) and keys.min() == keys.max():
+        yield np.arange(len(keys))
+        return
     order = np.argsort(keys, kind="stable")
     k = keys[order]
     cuts = np.flatnonzero(np.diff(k)) + 1
@@ -116,8 +133,8 @@ def _start(n: int, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return np.zeros(n), c, _REL * max(float(np.max(c[:-1], initial=0.0)), 1.0)
 
 
-def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: np.ndarray
-             ) -> np.ndarray:
+def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: np.ndarray,
+             index: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Strict priority across ``classes`` (0 first), max-min fair within a class.
 
     Flows are given by path id ``pid`` into ``path_links`` (paths x P).
@@ -125,21 +142,28 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
     rate, c, tiny = _start(len(pid), cap)
     if len(pid) == 0:
         return rate
-    nl = len(c)
+    nl, npaths = len(c), len(path_links)
     for idx in _groups(np.asarray(classes)):
         p = pid[idx]
-        if _touches(c <= tiny, path_links[p]).all():
+        counts = np.bincount(p, minlength=npaths).astype(float)
+        if _touches(c <= tiny, path_links[counts > 0]).all():
             continue  # every flow of this class already crosses a full link
-        r = maxmin_paths(p, path_links, c)
-        rate[idx] = r
-        c -= link_usage(path_links[p], r, nl)
+        if index is not None:  # work on paths: O(paths), not O(flows)
+            per_path = maxmin(path_links, c, counts, index)
+            rate[idx] = per_path[p]
+            c -= link_usage(path_links, per_path * counts, nl)
+        else:
+            r = maxmin_paths(p, path_links, c)
+            rate[idx] = r
+            c -= link_usage(path_links[p], r, nl)
         c[-1] = np.inf
         np.maximum(c, 0.0, out=c)
     return rate
 
 
 def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
-         coflow_rank: np.ndarray, cap: np.ndarray) -> np.ndarray:
+         coflow_rank: np.ndarray, cap: np.ndarray,
+         index: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """MADD per coflow in rank order (all its flows finish together), then max-min backfill."""
     rate, c, tiny = _start(len(pid), cap)
     if len(pid) == 0:
@@ -157,4 +181,4 @@ def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
         c[used] -= d[used] / gamma
         np.maximum(c, 0.0, out=c)
         c[-1] = np.inf
-    return rate + maxmin_paths(pid, path_links, c)
+    return rate + maxmin_paths(pid, path_links, c, index)

@@ -45,6 +45,7 @@ class FluidSimulator:
         self.check_invariants = check_invariants
         self.state = ClusterState(trace, topology, release_at_zero=release_at_zero,
                                   record_events=record_events)
+        self.index = allocation.link_index(self.state.path_links, self.state.L + 1)
         self.num_decisions = 0
         self.invariant_checks = 0
         self._wakes: list[tuple[int, float]] = []
@@ -130,9 +131,10 @@ class FluidSimulator:
         if self.policy.allocation == "madd":
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order))
-            rate = allocation.madd(st.a_pid, st.path_links, st.a_rem, rank[flow_c], st.cap)
+            rate = allocation.madd(st.a_pid, st.path_links, st.a_rem, rank[flow_c], st.cap,
+                                   self.index)
         else:
-            rate = allocation.priority(st.a_pid, st.path_links, cls[flow_c], st.cap)
+            rate = allocation.priority(st.a_pid, st.path_links, cls[flow_c], st.cap, self.index)
         st.a_rate = rate
         starting = (rate > 0) & np.isnan(st.a_start)
         st.a_start[starting] = st.now
