@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 
 from analysis import plots
 from analysis.load import load_jobs, load_runs, load_stages, load_twin_pairs

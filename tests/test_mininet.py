@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +23,7 @@ pytestmark = [
 ]
 
 TESTBED = REPO / "experiments" / "testbed.toml"
+REPS = 5
 
 
 def _count(kind: str) -> int:
@@ -114,14 +114,15 @@ def _fluid_twin(run_dir: Path, policy: str) -> dict:
 
 @pytest.mark.parametrize("policy", ["beamer", "sincronia", "fair"])
 def test_testbed_matches_fluid_within_tolerance(policy, testbed_trace, tmp_path):
-    """3 repetitions: captured bytes = sent bytes every time; stage completion order equals
-    the fluid twin's in at least 2 of 3; each stage's median SCT within 20% of the twin's."""
+    """5 repetitions (TCP on a shared 2-core machine is noisy: single runs put a stage up to
+    1.4x its twin): captured bytes = sent bytes every time; stage completion order equals
+    the fluid twin's in at least 3 of 5; each stage's median SCT within 20% of the twin's."""
     from emulation.mininet.run import run_mininet
     from emulation.topology import TopologyConfig
     from workloads import trace as tm
     trace = tm.load(testbed_trace)
     ratios, order_ok = {}, 0
-    for rep in range(3):
+    for rep in range(REPS):
         out = tmp_path / f"r{rep}"
         run = run_mininet(trace=trace, trace_path=testbed_trace, topo_cfg=TopologyConfig(),
                           policy=policy, outdir=out)
@@ -139,7 +140,7 @@ def test_testbed_matches_fluid_within_tolerance(policy, testbed_trace, tmp_path)
     print(f"\n{policy}: stage   SCT mininet/fluid per repetition   median")
     for sid, r in ratios.items():
         print(f"  {sid:10s} {' '.join(f'{x:.3f}' for x in r)}   {np.median(r):.3f}")
-    assert order_ok >= 2, f"stage completion order matched the fluid twin in {order_ok}/3 runs"
+    assert order_ok > REPS // 2, f"stage completion order matched the fluid twin in {order_ok}/{REPS} runs"
     for sid, r in ratios.items():
         assert 0.8 <= np.median(r) <= 1.2, (sid, r)
 

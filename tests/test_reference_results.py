@@ -1,6 +1,5 @@
 """Example runs diffed against the committed reference results (results/), and the FB trace."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

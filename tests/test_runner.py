@@ -3,7 +3,6 @@ import json
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pandas as pd
 import pytest

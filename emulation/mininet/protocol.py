@@ -21,14 +21,6 @@ DATA_PORT = 9000
 HEADER = struct.Struct("!QQ")
 
 
-def flow_key(cid: int, tf: int) -> int:
-    return (int(cid) << 32) | int(tf)
-
-
-def split_key(key: int) -> tuple[int, int]:
-    return key >> 32, key & 0xFFFFFFFF
-
-
 class LineChannel:
     """Send and receive newline-delimited JSON on a stream socket."""
 

@@ -36,12 +36,12 @@ import numpy as np
 
 from emulation.mininet.capture import Capture
 from emulation.mininet.net import build_net, require_root
-from emulation.mininet.protocol import LineChannel, split_key
+from emulation.mininet.protocol import LineChannel
 from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
 from emulation.state import ClusterState
 from emulation.topology import TopologyConfig, build_topology
 from workloads import trace as trace_mod
-from workloads.config import build, to_dict
+from workloads.config import to_dict
 from workloads.trace import CoflowSpec, Flow, Trace
 
 REPO = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ Expensive arrays may be given as zero-argument callables; they are computed on f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
