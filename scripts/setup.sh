@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(mininet iperf3 tcpdump iproute2 ethtool bridge-utils net-tools)
+DEB_PACKAGES=(mininet iperf3 tcpdump iproute2 ethtool bridge-utils net-tools procps util-linux)
 need=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")

@@ -1,5 +1,7 @@
-"""Build tiny traces by hand for exact-time tests."""
+"""Build tiny traces by hand for exact-time tests, and random flows for property tests."""
 from __future__ import annotations
+
+from hypothesis import strategies as st
 
 from workloads.trace import App, CoflowSpec, Flow, Job, Stage, Trace
 
@@ -21,3 +23,10 @@ def tiny_trace(apps: list[dict], hosts: int = 4) -> Trace:
         out.append(App(a["id"], a.get("arrival_s", 0.0), "test", tuple(stages)))
     return Trace(seed=0, endpoints="hosts", hosts=tuple(f"h{i}" for i in range(hosts)),
                  apps=tuple(out))
+
+
+def draw_flow(draw, hosts: int, max_bytes: int) -> tuple[int, int, int]:
+    """A random (src, dst, bytes) flow between two distinct hosts (hypothesis ``draw``)."""
+    src = draw(st.integers(0, hosts - 1))
+    dst = draw(st.integers(0, hosts - 2))
+    return src, dst + 1 if dst >= src else dst, draw(st.integers(1, max_bytes))

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import POLICIES, make_policy
 from emulation.topology import big_switch, leaf_spine
-from tests.helpers import tiny_trace
+from tests.helpers import draw_flow, tiny_trace
 
 HOSTS = 4
 
@@ -25,13 +25,8 @@ def traces(draw):
             for j in range(draw(st.integers(1, 2))):
                 coflows = []
                 for _ in range(draw(st.integers(1, 2))):
-                    flows = []
-                    for _ in range(draw(st.integers(1, 3))):
-                        src = draw(st.integers(0, HOSTS - 1))
-                        dst = draw(st.integers(0, HOSTS - 2))
-                        dst = dst + 1 if dst >= src else dst
-                        flows.append((src, dst, draw(st.integers(1, 50))))
-                    coflows.append(flows)
+                    coflows.append([draw_flow(draw, HOSTS, 50)
+                                    for _ in range(draw(st.integers(1, 3)))])
                 jobs.append({"id": f"a{a}s{s}j{j}", "iters": draw(st.integers(1, 2)),
                              "compute_s": draw(st.sampled_from([0.0, 0.5, 1.0])),
                              "coflows": coflows})

@@ -9,7 +9,7 @@ from emulation.scheduler import POLICIES, make_policy
 from emulation.scheduler.base import Decision, Policy
 from emulation.scheduler.lower_bound import lower_bound
 from emulation.topology import big_switch
-from tests.helpers import tiny_trace
+from tests.helpers import draw_flow, tiny_trace
 
 HOSTS = 4
 TOPO = big_switch(HOSTS, 8.0)
@@ -39,11 +39,7 @@ def one_stage_apps(draw):
     for a in range(draw(st.integers(2, 5))):
         jobs = []
         for j in range(draw(st.integers(1, 2))):
-            flows = []
-            for _ in range(draw(st.integers(1, 3))):
-                src = draw(st.integers(0, HOSTS - 1))
-                dst = draw(st.integers(0, HOSTS - 2))
-                flows.append((src, dst + 1 if dst >= src else dst, draw(st.integers(1, 40))))
+            flows = [draw_flow(draw, HOSTS, 40) for _ in range(draw(st.integers(1, 3)))]
             jobs.append({"id": f"a{a}j{j}", "iters": draw(st.integers(1, 3)),
                          "compute_s": draw(st.sampled_from([0.0, 0.5, 2.0])), "coflows": [flows]})
         apps.append({"id": f"a{a}", "stages": [{"id": f"s{a}", "jobs": jobs}]})

@@ -95,8 +95,9 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     state = ClusterState(scaled, topo, release_at_zero=release_at_zero)
     sock_dir = tempfile.mkdtemp(prefix="bmr-")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    en = cap = sched = None
+    en = cap = sched = drv = None
     agents: dict[str, Any] = {}
+    files: list[Any] = []  # log files handed to child processes
     chans: dict[str, LineChannel] = {}
     try:
         en = build_net(topo, num_classes=priority_classes)
@@ -115,7 +116,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         sched = subprocess.Popen([sys.executable, "-m", "emulation.mininet.scheduler_proc",
                                   "--run-dir", str(out), "--sock-dir", sock_dir],
-                                 cwd=REPO, env=env, stderr=open(out / "scheduler.log", "w"))
+                                 cwd=REPO, env=env, stderr=_log_file(files, out / "scheduler.log"))
         _wait_for(lambda: os.path.exists(os.path.join(sock_dir, "sched.sock")), 30,
                   "the scheduler process did not start (see scheduler.log)", sched)
         sch = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -127,7 +128,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         for h in topo.hosts:
             agents[h] = en.host(h).popen(
                 [sys.executable, "-m", "emulation.mininet.agent", "--host", h, "--sock-dir", sock_dir],
-                cwd=str(REPO), env=env, stdout=open(logs / f"{h}.out", "w"),
+                cwd=str(REPO), env=env, stdout=_log_file(files, logs / f"{h}.out"),
                 stderr=subprocess.STDOUT)
         drv.settimeout(30)
         for _ in topo.hosts:
@@ -166,9 +167,16 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         except OSError:
             pass
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        _teardown(agents, sched, cap, en, sock_dir)
+        for s in old:  # a second Ctrl-C must not cut the teardown short
+            signal.signal(s, signal.SIG_IGN)
+        try:
+            _teardown(agents, sched, cap, en, sock_dir)
+            for f in [*files, drv, *(c.sock for c in chans.values())]:
+                if f is not None:
+                    f.close()
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
     # ---------------------------------------------------------------- records
     t0 = result["t0"]
     flows_log = result["flows"]
@@ -206,6 +214,12 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     }
     run["wall_s"] = time.perf_counter() - wall0
     return write_records(out, stages=rec.stages, coflows=rec.coflows, flows=rec.flows, run=run)
+
+
+def _log_file(files: list, path: Path):
+    f = open(path, "w")
+    files.append(f)
+    return f
 
 
 def _wait_for(cond, timeout_s: float, why: str, proc=None) -> None:
