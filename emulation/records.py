@@ -16,6 +16,7 @@ import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +69,13 @@ def summary_stats(sct_s: np.ndarray) -> dict[str, float]:
 
 
 def write_records(outdir: str | Path, *, stages: list[dict], coflows: list[dict],
-                  flows: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+                  flows: Mapping[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """Write the four record files into ``outdir`` (created); returns the run.json dict."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(stages, columns=STAGE_COLUMNS).to_csv(out / "stages.csv", index=False)
     pd.DataFrame(coflows, columns=COFLOW_COLUMNS).to_csv(out / "coflows.csv", index=False)
-    pd.DataFrame(flows, columns=FLOW_COLUMNS).to_csv(out / "flows.csv", index=False)
+    pd.DataFrame({k: flows[k] for k in FLOW_COLUMNS}).to_csv(out / "flows.csv", index=False)
     (out / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=_json) + "\n")
     return run
 

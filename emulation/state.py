@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from emulation import kernels
+from emulation.records import FLOW_COLUMNS
 from emulation.scheduler.base import View
 from emulation.topology import Topology
 from workloads.trace import Trace
@@ -25,13 +28,42 @@ STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
 EPS_T = 1e-9
 
 
+class FlowColumns(Mapping):
+    """The flow records as columns, in ``flows.csv`` order. Numeric columns are arrays;
+    the string columns (ids, hosts) are built on first access, as the FB trace alone has
+    706,397 flows and its strings cost more time and memory than simulating it."""
+
+    ORDER = tuple(FLOW_COLUMNS)
+
+    def __init__(self, *, strings: dict[str, Callable[[], list[str]]],
+                 numbers: dict[str, np.ndarray]):
+        if set(strings) | set(numbers) != set(self.ORDER) or set(strings) & set(numbers):
+            raise ValueError(f"flow columns must be exactly {self.ORDER}")
+        self._strings = strings
+        self._cols: dict[str, Any] = dict(numbers)
+        self.num_rows = len(numbers["size_bytes"])
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._cols:
+            if key not in self._strings:
+                raise KeyError(key)
+            self._cols[key] = self._strings[key]()
+        return self._cols[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ORDER)
+
+    def __len__(self) -> int:
+        return len(self.ORDER)
+
+
 @dataclass
 class Records:
     """Plain rows/arrays of what happened; ``emulation.records`` writes them as CSV."""
 
     stages: list[dict[str, Any]]
     coflows: list[dict[str, Any]]
-    flows: dict[str, Any]
+    flows: FlowColumns
     events: list[tuple[float, str, str]]
     facts: dict[str, Any] = field(default_factory=dict)
 
@@ -262,24 +294,28 @@ class ClusterState:
 
     def complete_flows(self, finished: np.ndarray, ends: np.ndarray,
                        starts: np.ndarray | None = None) -> bool:
-        """Retire ``finished`` flows (ending at ``ends``; ``starts`` overrides the recorded
-        first-byte times); True if a coflow completed."""
-        idx = np.flatnonzero(finished)
+        """Retire the ``finished`` flows (a mask over the active flows, or their indices in
+        ascending order) ending at ``ends``; ``starts`` overrides the recorded first-byte
+        times. The last active flows move into the freed rows (O(finished), so the active
+        flows' order changes). True if a coflow completed."""
+        finished = np.asarray(finished)
+        idx = np.flatnonzero(finished) if finished.dtype == bool else finished.astype(np.int64)
         cf = self.a_cf[idx]
         start = self.a_start[idx] if starts is None else np.asarray(starts, dtype=float)
         start = np.where(np.isnan(start), ends, start)
         self._done_chunks.append((self.a_tf[idx], cf, start, ends))
-        keep = ~finished
+        n = kernels.swap_remove(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
+                                self.a_rem, self.a_start, self.a_rate)
         for name in ("a_tf", "a_cf", "a_pid", "a_rem", "a_start", "a_rate"):
-            setattr(self, name, getattr(self, name)[keep])
-        cids, counts = np.unique(cf, return_counts=True)
-        any_done = False
-        for cid, n in zip(cids.tolist(), counts.tolist()):
-            self.c_flows_left[cid] -= n
+            setattr(self, name, getattr(self, name)[:n])
+        done = []
+        for cid in cf.tolist():
+            self.c_flows_left[cid] -= 1
             if self.c_flows_left[cid] == 0:
-                any_done = True
-                self._coflow_done(cid)
-        return any_done
+                done.append(cid)
+        for cid in sorted(done):
+            self._coflow_done(cid)
+        return bool(done)
 
     def _coflow_done(self, cid: int) -> None:
         self.c_end[cid] = self.now
@@ -327,9 +363,9 @@ class ClusterState:
 
         def coflow_link_bytes() -> np.ndarray:
             if "clb" not in cache:
-                key = (c_local[self.a_cf][:, None] * (L + 1) + self.path_links[self.a_pid]).ravel()
-                m = np.bincount(key, weights=np.repeat(self.a_rem, self.P), minlength=C * (L + 1))
-                cache["clb"] = m.reshape(C, L + 1)[:, :L]
+                m = kernels.coflow_link_bytes(c_local, self.a_cf, self.a_pid, self.a_rem,
+                                              self.path_links, C, L + 1)
+                cache["clb"] = m[:, :L]
             return cache["clb"]
 
         def coflow_sent() -> np.ndarray:
@@ -410,17 +446,20 @@ class ClusterState:
         tf, cf, start, end = tf[order], cf[order], start[order], end[order]
         c_tmpl = np.array(self.c_tmpl, dtype=np.int64)
         local = tf - self.t_f0[c_tmpl[cf]] if len(cf) else tf
-        c_ids = self.c_ids
-        flows = {
-            "flow_id": [f"{c_ids[c]}/f{i}" for c, i in zip(cf.tolist(), local.tolist())],
-            "coflow_id": [c_ids[c] for c in cf.tolist()],
-            "src": [self.tf_src[i] for i in tf.tolist()],
-            "dst": [self.tf_dst[i] for i in tf.tolist()],
-            "size_bytes": self.tf_size[tf].astype(np.int64),
-            "release_s": np.array(self.c_release)[cf] if len(cf) else np.zeros(0),
-            "start_s": start,
-            "end_s": end,
-        }
+        c_ids, tf_src, tf_dst = self.c_ids, self.tf_src, self.tf_dst
+        flows = FlowColumns(
+            strings={
+                "flow_id": lambda: [f"{c_ids[c]}/f{i}" for c, i in zip(cf.tolist(), local.tolist())],
+                "coflow_id": lambda: [c_ids[c] for c in cf.tolist()],
+                "src": lambda: [tf_src[i] for i in tf.tolist()],
+                "dst": lambda: [tf_dst[i] for i in tf.tolist()],
+            },
+            numbers={
+                "size_bytes": self.tf_size[tf].astype(np.int64),
+                "release_s": np.array(self.c_release)[cf] if len(cf) else np.zeros(0),
+                "start_s": start,
+                "end_s": end,
+            })
         coflows = []
         for cid, j in enumerate(self.c_job):
             s = int(self.job_stage[j])

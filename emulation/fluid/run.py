@@ -46,7 +46,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "avg_sct_over_lb": stats["avg_sct_s"] / lb_avg_sct_s if lb_avg_sct_s > 0 else None,
         "num_stages": len(res.stages),
         "num_coflows": len(res.coflows),
-        "num_flows": len(res.flows["flow_id"]),
+        "num_flows": res.flows.num_rows,
         "topology": {"kind": topology.kind, "num_hosts": len(topology.hosts),
                      "num_links": len(topology.links),
                      **{k: v for k, v in topology.params.items() if k != "spines"}},

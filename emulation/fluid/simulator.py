@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from emulation import kernels
 from emulation.fluid import allocation
 from emulation.scheduler.base import (DEFAULT_PRIORITY_CLASSES, Policy, check_order,
                                       classes_from_order, compress_classes)
@@ -57,19 +58,21 @@ class FluidSimulator:
         self.policy.prepare(coflow_sizes_bytes=st.coflow_sizes_bytes())
         per_flow = self.realloc == "flow"
         dirty = True
+        ttf = np.empty(0)  # time-to-finish of each active flow, reused buffer
         while st.busy():
             if dirty:
                 self._reallocate()
                 dirty = False
             t_next = st.next_timer_s()
-            if len(st.a_rem):
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    ttf = np.where(st.a_rate > 0, st.a_rem / st.a_rate, np.inf)
-                if per_flow:
-                    t_next = min(t_next, st.now + float(ttf.min()))
-                else:
-                    cuts = np.flatnonzero(np.r_[True, st.a_cf[1:] != st.a_cf[:-1]])
-                    t_next = min(t_next, st.now + float(np.maximum.reduceat(ttf, cuts).min()))
+            n = len(st.a_rem)
+            if n:
+                if len(ttf) < n:
+                    ttf = np.empty(max(n, 2 * len(ttf)))
+                tt = ttf[:n]
+                first = kernels.time_to_finish(st.a_rem, st.a_rate, tt, st.a_start, st.now)
+                if not per_flow:
+                    first = kernels.min_coflow_finish(tt, st.a_cf, len(st.c_job))
+                t_next = min(t_next, st.now + first)
             t_next = min(t_next, self._next_wake())
             if not np.isfinite(t_next):
                 raise RuntimeError(f"simulation stalled at t={st.now:.6f}s with "
@@ -77,13 +80,11 @@ class FluidSimulator:
             dt = max(0.0, t_next - st.now)
             t_prev = st.now
             st.now = max(st.now, t_next)
-            if len(st.a_rem):
-                finished = ttf <= dt + EPS_T
-                if dt > 0:
-                    st.a_rem -= st.a_rate * dt
-                finished |= st.a_rem <= 1e-9 * st.tf_size[st.a_tf] + 1e-6
-                if finished.any():
-                    ends = np.minimum(t_prev + ttf[finished], st.now)
+            if n:
+                finished = kernels.advance(st.a_rem, st.a_rate, tt, st.a_tf, st.tf_size, dt,
+                                           EPS_T)
+                if len(finished):
+                    ends = np.minimum(t_prev + tt[finished], st.now)
                     if st.complete_flows(finished, ends) or per_flow:
                         dirty = True
             if st.fire_timers():
@@ -125,19 +126,17 @@ class FluidSimulator:
             cls = compress_classes(np.asarray(decision.classes), self.K)
         else:
             cls = classes_from_order(order, self.K)
-        c_local = np.full(len(st.c_job), -1, dtype=np.int64)
-        c_local[cids] = np.arange(len(cids))
-        flow_c = c_local[st.a_cf]
+        ptr, owners = self.index
+        per_cid = np.zeros(len(st.c_job), dtype=np.int64)
         if self.policy.allocation == "madd":
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            rate = allocation.madd(st.a_pid, st.path_links, st.a_rem, rank[flow_c], st.cap,
-                                   self.index)
+            per_cid[cids[order]] = np.arange(len(order))  # rank of each coflow
+            rate = kernels.madd_rates(st.a_pid, per_cid[st.a_cf], st.a_rem, st.path_links,
+                                      ptr, owners, st.cap)
         else:
-            rate = allocation.priority(st.a_pid, st.path_links, cls[flow_c], st.cap, self.index)
+            per_cid[cids] = cls
+            rate = kernels.priority_rates(st.a_pid, per_cid[st.a_cf], st.path_links, ptr,
+                                          owners, st.cap)
         st.a_rate = rate
-        starting = (rate > 0) & np.isnan(st.a_start)
-        st.a_start[starting] = st.now
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
         if self.check_invariants:
             self._check(rate)

@@ -198,7 +198,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         **stats, "avg_sct_trace_s": stats["avg_sct_s"] / time_scale,
         "avg_cct_s": float(cct.mean()) if len(cct) else None,
         "num_stages": len(rec.stages), "num_coflows": len(rec.coflows),
-        "num_flows": len(rec.flows["flow_id"]),
+        "num_flows": rec.flows.num_rows,
         "scale": {"rate_scale": rate_scale, "time_scale": time_scale,
                   "size_scale": rate_scale * time_scale},
         "topology": {**to_dict(topo_scaled_cfg), "unscaled_link_rate_bps": topo_cfg.link_rate_bps},

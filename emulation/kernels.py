@@ -1,0 +1,367 @@
+"""Compiled (numba) kernels of the hot loops over active flows: the fluid simulator's rate
+allocation and time advance, and the per-coflow link loads of the policies' view.
+
+Inputs follow ``allocation.py``: flows are given by path id ``pid`` into ``path_links``
+(paths x P, padded with the dummy link ``nl - 1`` of infinite capacity); ``cap`` holds
+capacities in bytes/s with the dummy last; ``ptr, owners`` is the link -> paths index of
+``allocation.link_index``. Each kernel does the same floating-point operations in the
+same order as the numpy formulation it replaced (kept in ``tests/reference_allocation.py``
+and compared on random inputs), so results do not depend on which one ran.
+
+Why compiled: progressive filling needs one round per distinct bottleneck level (about 45
+on the FB trace) and the FB trace under exact per-flow fair sharing has 43,966 rate
+changes; as numpy calls each round cost tens of microseconds of interpreter overhead.
+``cache=True`` stores the machine code beside this file, so only the first run on a
+machine pays the compilation (a few seconds); ``warm_up()`` triggers it explicitly.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+REL = 1e-9  # a link is full when its residual is below REL x the largest capacity
+
+
+@njit(cache=True)
+def _fill(path_links, ptr, owners, c, w, out):
+    """Max-min (progressive filling) rates per path, weight ``w[p]`` = flows on path p.
+
+    ``c`` (residual capacities, dummy last) is consumed. ``out[p]`` gets the rate of one
+    flow of path p; paths of weight 0 get 0.
+    """
+    npaths, P = path_links.shape
+    nl = c.shape[0]
+    cnt = np.zeros(nl)
+    for p in range(npaths):
+        out[p] = 0.0
+        if w[p] > 0:
+            for k in range(P):
+                cnt[path_links[p, k]] += w[p]
+    cnt[nl - 1] = 0.0
+    frozen = np.zeros(npaths, dtype=np.bool_)
+    for p in range(npaths):
+        if w[p] <= 0:
+            frozen[p] = True
+    scale = 1.0
+    for l in range(nl - 1):
+        if c[l] > scale:
+            scale = c[l]
+    live = np.empty(nl, dtype=np.int64)
+    nlive = 0
+    for l in range(nl):
+        if cnt[l] > 0.5:
+            live[nlive] = l
+            nlive += 1
+    share = np.empty(nl)
+    sat = np.empty(nl, dtype=np.int64)
+    level = 0.0
+    while nlive > 0:
+        m = np.inf
+        for i in range(nlive):
+            l = live[i]
+            s = max(c[l], 0.0) / cnt[l]
+            share[i] = s
+            if s < m:
+                m = s
+        level += m
+        thr = m + REL * scale
+        nsat = 0
+        for i in range(nlive):
+            l = live[i]
+            c[l] -= m * cnt[l]
+            if share[i] <= thr:
+                sat[nsat] = l
+                nsat += 1
+        if nsat == 0:
+            raise ValueError("progressive filling made no progress (NaN capacity?)")
+        for i in range(nsat):
+            c[sat[i]] = 0.0
+        for i in range(nsat):
+            l = sat[i]
+            for j in range(ptr[l], ptr[l + 1]):
+                p = owners[j]
+                if not frozen[p]:
+                    frozen[p] = True
+                    out[p] = level
+                    for k in range(P):
+                        cnt[path_links[p, k]] -= w[p]
+        for i in range(nsat):
+            cnt[sat[i]] = 0.0
+        cnt[nl - 1] = 0.0
+        k = 0
+        for i in range(nlive):
+            l = live[i]
+            if cnt[l] > 0.5:
+                live[k] = l
+                k += 1
+        nlive = k
+
+
+@njit(cache=True)
+def maxmin_weighted(path_links, ptr, owners, cap, w):
+    """Max-min fair rate of one flow on each path (``w[p]`` flows on path p)."""
+    out = np.empty(path_links.shape[0])
+    _fill(path_links, ptr, owners, cap.copy(), w, out)
+    return out
+
+
+@njit(cache=True)
+def _subtract_usage(path_links, per_path, w, c):
+    """c -= bytes/s the paths use (rate x weight), summed per link in path order."""
+    nl = c.shape[0]
+    use = np.zeros(nl)
+    npaths, P = path_links.shape
+    for p in range(npaths):
+        if w[p] > 0:
+            r = per_path[p] * w[p]
+            for k in range(P):
+                use[path_links[p, k]] += r
+    for l in range(nl):
+        c[l] -= use[l]
+        if c[l] < 0.0:
+            c[l] = 0.0
+    c[nl - 1] = np.inf
+
+
+@njit(cache=True)
+def _class_buckets(cls, ncls):
+    """Counting sort: flows of class k are order[start[k]:start[k+1]], in index order."""
+    n = cls.shape[0]
+    start = np.zeros(ncls + 1, dtype=np.int64)
+    for i in range(n):
+        start[cls[i] + 1] += 1
+    for k in range(ncls):
+        start[k + 1] += start[k]
+    pos = start[:-1].copy()
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[pos[cls[i]]] = i
+        pos[cls[i]] += 1
+    return order, start
+
+
+@njit(cache=True)
+def priority_rates(pid, cls, path_links, ptr, owners, cap):
+    """Strict priority across classes ``cls`` (0 first, dense ints), max-min inside one."""
+    n = pid.shape[0]
+    rate = np.zeros(n)
+    if n == 0:
+        return rate
+    npaths, P = path_links.shape
+    nl = cap.shape[0]
+    c = cap.copy()
+    top = 1.0
+    for l in range(nl - 1):
+        if c[l] > top:
+            top = c[l]
+    tiny = REL * top
+    ncls = 0
+    for i in range(n):
+        if cls[i] + 1 > ncls:
+            ncls = cls[i] + 1
+    w = np.zeros(npaths)
+    per_path = np.empty(npaths)
+    if ncls == 1:  # one class (fair sharing): no buckets needed
+        for i in range(n):
+            w[pid[i]] += 1.0
+        _fill(path_links, ptr, owners, c, w, per_path)
+        for i in range(n):
+            rate[i] = per_path[pid[i]]
+        return rate
+    order, start = _class_buckets(cls, ncls)
+    for k in range(ncls):
+        a, b = start[k], start[k + 1]
+        if a == b:
+            continue
+        for j in range(a, b):
+            w[pid[order[j]]] += 1.0
+        # skip the class when every one of its paths already crosses a full link
+        blocked = True
+        for j in range(a, b):
+            p = pid[order[j]]
+            hit = False
+            for q in range(P):
+                if c[path_links[p, q]] <= tiny:
+                    hit = True
+                    break
+            if not hit:
+                blocked = False
+                break
+        if not blocked:
+            _fill(path_links, ptr, owners, c.copy(), w, per_path)
+            for j in range(a, b):
+                rate[order[j]] = per_path[pid[order[j]]]
+            _subtract_usage(path_links, per_path, w, c)
+        for j in range(a, b):
+            w[pid[order[j]]] = 0.0
+    return rate
+
+
+@njit(cache=True)
+def madd_rates(pid, rank, remaining, path_links, ptr, owners, cap):
+    """Varys's MADD per coflow in ``rank`` order (rank per flow; the flows of one rank are
+    one coflow), then the leftover capacity shared max-min over all flows."""
+    n = pid.shape[0]
+    rate = np.zeros(n)
+    if n == 0:
+        return rate
+    npaths, P = path_links.shape
+    nl = cap.shape[0]
+    c = cap.copy()
+    top = 1.0
+    for l in range(nl - 1):
+        if c[l] > top:
+            top = c[l]
+    tiny = REL * top
+    nr = 0
+    for i in range(n):
+        if rank[i] + 1 > nr:
+            nr = rank[i] + 1
+    order, start = _class_buckets(rank, nr)
+    d = np.zeros(nl)
+    col = np.zeros(nl)
+    for k in range(nr):
+        a, b = start[k], start[k + 1]
+        if a == b:
+            continue
+        for l in range(nl):
+            d[l] = 0.0
+        for q in range(P):  # column by column, as the numpy version summed them
+            for l in range(nl):
+                col[l] = 0.0
+            for j in range(a, b):
+                i = order[j]
+                col[path_links[pid[i], q]] += remaining[i]
+            for l in range(nl):
+                d[l] += col[l]
+        d[nl - 1] = 0.0
+        full = False
+        gamma = 0.0
+        for l in range(nl):
+            if d[l] > 0:
+                if c[l] <= tiny:
+                    full = True
+                    break
+                g = d[l] / c[l]
+                if g > gamma:
+                    gamma = g
+        if full:
+            continue
+        for j in range(a, b):
+            i = order[j]
+            rate[i] = remaining[i] / gamma
+        for l in range(nl):
+            if d[l] > 0:
+                c[l] -= d[l] / gamma
+            if c[l] < 0.0:
+                c[l] = 0.0
+        c[nl - 1] = np.inf
+    w = np.zeros(npaths)
+    for i in range(n):
+        w[pid[i]] += 1.0
+    per_path = np.empty(npaths)
+    _fill(path_links, ptr, owners, c, w, per_path)
+    for i in range(n):
+        rate[i] += per_path[pid[i]]
+    return rate
+
+
+@njit(cache=True)
+def time_to_finish(rem, rate, ttf, start, now):
+    """ttf[i] = rem[i] / rate[i] (inf at rate 0); returns the minimum. A flow moving for
+    the first time (``start`` NaN, rate > 0) gets ``start = now``."""
+    best = np.inf
+    for i in range(rem.shape[0]):
+        if rate[i] > 0:
+            t = rem[i] / rate[i]
+            if np.isnan(start[i]):
+                start[i] = now
+        else:
+            t = np.inf
+        ttf[i] = t
+        if t < best:
+            best = t
+    return best
+
+
+@njit(cache=True)
+def min_coflow_finish(ttf, cf, num_coflows):
+    """Min over coflows ``cf`` (ids < ``num_coflows``) of the max ``ttf`` of their flows."""
+    last = np.full(num_coflows, -np.inf)
+    seen = np.zeros(num_coflows, dtype=np.bool_)
+    for i in range(ttf.shape[0]):
+        seen[cf[i]] = True
+        if ttf[i] > last[cf[i]]:
+            last[cf[i]] = ttf[i]
+    best = np.inf
+    for c in range(num_coflows):
+        if seen[c] and last[c] < best:
+            best = last[c]
+    return best
+
+
+@njit(cache=True)
+def advance(rem, rate, ttf, tf, tf_size, dt, eps_t):
+    """Move every flow ``dt`` seconds at its rate; the indices of the flows that have
+    finished (within ``eps_t`` of now, or at most 1e-9 of their size ``tf_size[tf[i]]`` +
+    1e-6 bytes left), ascending."""
+    n = rem.shape[0]
+    done = np.empty(n, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        f = ttf[i] <= dt + eps_t
+        if dt > 0:
+            rem[i] -= rate[i] * dt
+        if f or rem[i] <= 1e-9 * tf_size[tf[i]] + 1e-6:
+            done[k] = i
+            k += 1
+    return done[:k]
+
+
+@njit(cache=True)
+def swap_remove(idx, n, a_int, b_int, c_int, d_flt, e_flt, f_flt):
+    """Remove rows ``idx`` (ascending) of six length-``n`` arrays in place, each removed
+    row taking the last live row, in O(len(idx)); returns the new length."""
+    for j in range(idx.shape[0] - 1, -1, -1):
+        i = idx[j]
+        n -= 1
+        if i != n:
+            a_int[i] = a_int[n]
+            b_int[i] = b_int[n]
+            c_int[i] = c_int[n]
+            d_flt[i] = d_flt[n]
+            e_flt[i] = e_flt[n]
+            f_flt[i] = f_flt[n]
+    return n
+
+
+@njit(cache=True)
+def coflow_link_bytes(c_local, cf, pid, rem, path_links, num_rows, nl):
+    """(num_rows x nl) bytes each coflow (row ``c_local[cf[i]]``) still has on each link."""
+    out = np.zeros((num_rows, nl))
+    P = path_links.shape[1]
+    for i in range(cf.shape[0]):
+        r = c_local[cf[i]]
+        for k in range(P):
+            out[r, path_links[pid[i], k]] += rem[i]
+    return out
+
+
+def warm_up() -> None:
+    """Compile (or load from cache) every kernel on a tiny input."""
+    path_links = np.array([[0, 2], [1, 2]], dtype=np.int64)
+    ptr = np.array([0, 1, 2, 4], dtype=np.int64)
+    owners = np.array([0, 1, 0, 1], dtype=np.int64)
+    cap = np.array([1.0, 2.0, np.inf])
+    pid = np.array([0, 1], dtype=np.int64)
+    ones = np.ones(2)
+    maxmin_weighted(path_links, ptr, owners, cap, ones)
+    priority_rates(pid, np.array([0, 1], dtype=np.int64), path_links, ptr, owners, cap)
+    rate = madd_rates(pid, pid, ones, path_links, ptr, owners, cap)
+    ttf = np.empty(2)
+    time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)
+    min_coflow_finish(ttf, pid, 2)
+    advance(ones.copy(), rate, ttf, pid, ones, 0.1, 1e-9)
+    swap_remove(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
+                ones.copy())
+    coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)

@@ -1,0 +1,101 @@
+"""Property tests of the compiled rate-allocation kernels on random networks and flows.
+
+- Max-min fairness by its bottleneck characterisation: rates are feasible and every flow
+  crosses a saturated link on which no flow has a higher rate.
+- Strict priority: each class is max-min fair on what the higher classes left.
+- The kernels give the same rates as the numpy formulation they replaced
+  (``tests/reference_allocation.py``), priority and MADD alike.
+"""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from emulation.fluid import allocation
+from tests import reference_allocation as ref
+
+TOL = 1e-9
+
+
+@st.composite
+def networks(draw, max_links=6, max_paths=8, max_flows=25):
+    """(path_links, cap, pid): random paths over links (dummy last), flows on them."""
+    L = draw(st.integers(1, max_links))
+    P = draw(st.integers(1, 3))
+    npaths = draw(st.integers(1, max_paths))
+    path_links = np.full((npaths, P), L, dtype=np.int64)
+    for p in range(npaths):
+        k = draw(st.integers(1, min(P, L)))
+        path_links[p, :k] = draw(st.permutations(range(L)))[:k]
+    cap = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 5.0, 8.0, 10.0]),
+                                 min_size=L, max_size=L)) + [np.inf])
+    pid = np.array(draw(st.lists(st.integers(0, npaths - 1), min_size=1, max_size=max_flows)),
+                   dtype=np.int64)
+    return path_links, cap, pid
+
+
+def _usage(path_links, pid, rate, nl):
+    return allocation.link_usage(path_links[pid], rate, nl)
+
+
+def assert_maxmin_fair(path_links, cap, pid, rate):
+    """Feasible, and every flow has a bottleneck: a full link where its rate is the max."""
+    nl = len(cap)
+    use = _usage(path_links, pid, rate, nl)
+    assert (use[:-1] <= cap[:-1] * (1 + TOL)).all()
+    assert (rate > 0).all()
+    full = use >= cap * (1 - TOL)
+    for i, p in enumerate(pid):
+        links = [l for l in path_links[p] if l != nl - 1]
+        ok = False
+        for l in links:
+            on_l = [j for j, q in enumerate(pid) if l in path_links[q]]
+            if full[l] and rate[i] >= max(rate[on_l]) * (1 - TOL):
+                ok = True
+        assert ok, f"flow {i} on path {links} at {rate[i]} has no bottleneck"
+
+
+@settings(max_examples=200, deadline=None)
+@given(net=networks())
+def test_maxmin_has_a_bottleneck_for_every_flow(net):
+    path_links, cap, pid = net
+    per_path = allocation.maxmin(path_links, cap, np.bincount(pid, minlength=len(path_links)))
+    assert_maxmin_fair(path_links, cap, pid, per_path[pid])
+
+
+@settings(max_examples=200, deadline=None)
+@given(net=networks(), data=st.data())
+def test_priority_classes_are_maxmin_on_what_higher_classes_left(net, data):
+    path_links, cap, pid = net
+    cls = np.array(data.draw(st.lists(st.integers(0, 3), min_size=len(pid), max_size=len(pid))))
+    rate = allocation.priority(pid, path_links, cls, cap)
+    left = cap.copy()
+    for k in np.unique(cls):
+        mine = cls == k
+        sub = rate[mine]
+        # flows of this class that can still move form a max-min allocation on `left`
+        movable = np.array([not any(left[l] <= TOL * 10 for l in path_links[p] if l != len(cap) - 1)
+                            for p in pid[mine]])
+        assert (sub[~movable] == 0).all()
+        if movable.any():
+            assert_maxmin_fair(path_links, left, pid[mine][movable], sub[movable])
+        left = left - _usage(path_links, pid[mine], sub, len(cap))
+        left[-1] = np.inf
+        left = np.maximum(left, 0.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(net=networks(), data=st.data())
+def test_kernels_match_the_numpy_formulation(net, data):
+    path_links, cap, pid = net
+    n = len(pid)
+    cls = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    index = allocation.link_index(path_links, len(cap))
+    got = allocation.priority(pid, path_links, cls, cap, index)
+    want = ref.priority(pid, path_links, cls, cap, ref.link_index(path_links, len(cap)))
+    np.testing.assert_array_equal(got, want)
+    # MADD: flows grouped into coflows, coflows ranked
+    cof = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    remaining = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.5, 4.0, 7.0]),
+                                            min_size=n, max_size=n)))
+    got = allocation.madd(pid, path_links, remaining, cof, cap, index)
+    want = ref.madd(pid, path_links, remaining, cof, cap, ref.link_index(path_links, len(cap)))
+    np.testing.assert_array_equal(got, want)
