@@ -23,25 +23,33 @@ REL = 1e-9  # a link is full when its residual is below REL x the largest capaci
 
 
 @njit(cache=True)
-def _fill(path_links, ptr, owners, c, w, out):
-    """Max-min (progressive filling) rates per path, weight ``w[p]`` = flows on path p.
+def _link_counts(ptr, owners, w, nl):
+    """Flows on each link (dummy last, 0) given ``w[p]`` flows on path p."""
+    cnt = np.zeros(nl, dtype=np.int64)
+    for l in range(nl - 1):
+        acc = 0
+        for j in range(ptr[l], ptr[l + 1]):
+            acc += w[owners[j]]
+        cnt[l] = acc
+    return cnt
 
-    ``c`` (residual capacities, dummy last) is consumed. ``out[p]`` gets the rate of one
-    flow of path p; paths of weight 0 get 0.
+
+@njit(cache=True)
+def _fill(path_links, ptr, owners, c, w, cnt, out):
+    """Max-min (progressive filling) rates per path, ``w[p]`` (int) = flows on path p,
+    ``cnt[l]`` = flows on link l (``_link_counts``).
+
+    ``c`` (residual capacities, dummy last) and ``cnt`` are consumed. ``out[p]`` gets the
+    rate of one flow of path p; paths of weight 0 get 0. Counts are integers, so the order
+    in which they are summed does not matter; the loops avoid chains of updates to one link.
     """
     npaths, P = path_links.shape
     nl = c.shape[0]
-    cnt = np.zeros(nl)
+    cnt[nl - 1] = 0
+    frozen = np.empty(npaths, dtype=np.bool_)
     for p in range(npaths):
         out[p] = 0.0
-        if w[p] > 0:
-            for k in range(P):
-                cnt[path_links[p, k]] += w[p]
-    cnt[nl - 1] = 0.0
-    frozen = np.zeros(npaths, dtype=np.bool_)
-    for p in range(npaths):
-        if w[p] <= 0:
-            frozen[p] = True
+        frozen[p] = w[p] <= 0
     scale = 1.0
     for l in range(nl - 1):
         if c[l] > scale:
@@ -49,7 +57,7 @@ def _fill(path_links, ptr, owners, c, w, out):
     live = np.empty(nl, dtype=np.int64)
     nlive = 0
     for l in range(nl):
-        if cnt[l] > 0.5:
+        if cnt[l] > 0:
             live[nlive] = l
             nlive += 1
     share = np.empty(nl)
@@ -84,14 +92,16 @@ def _fill(path_links, ptr, owners, c, w, out):
                     frozen[p] = True
                     out[p] = level
                     for k in range(P):
-                        cnt[path_links[p, k]] -= w[p]
+                        q = path_links[p, k]
+                        if q != l:  # l itself is zeroed below
+                            cnt[q] -= w[p]
         for i in range(nsat):
-            cnt[sat[i]] = 0.0
-        cnt[nl - 1] = 0.0
+            cnt[sat[i]] = 0
+        cnt[nl - 1] = 0
         k = 0
         for i in range(nlive):
             l = live[i]
-            if cnt[l] > 0.5:
+            if cnt[l] > 0:
                 live[k] = l
                 k += 1
         nlive = k
@@ -99,9 +109,10 @@ def _fill(path_links, ptr, owners, c, w, out):
 
 @njit(cache=True)
 def maxmin_weighted(path_links, ptr, owners, cap, w):
-    """Max-min fair rate of one flow on each path (``w[p]`` flows on path p)."""
+    """Max-min fair rate of one flow on each path (``w[p]`` flows on path p, int64)."""
     out = np.empty(path_links.shape[0])
-    _fill(path_links, ptr, owners, cap.copy(), w, out)
+    cnt = _link_counts(ptr, owners, w, cap.shape[0])
+    _fill(path_links, ptr, owners, cap.copy(), w, cnt, out)
     return out
 
 
@@ -124,25 +135,31 @@ def _subtract_usage(path_links, per_path, w, c):
 
 
 @njit(cache=True)
-def _class_buckets(cls, ncls):
-    """Counting sort: flows of class k are order[start[k]:start[k+1]], in index order."""
-    n = cls.shape[0]
+def _class_buckets(cf, cls_of, ncls):
+    """Counting sort of flows by class ``cls_of[cf[i]]``: the flows of class k are
+    order[start[k]:start[k+1]], in index order."""
+    n = cf.shape[0]
     start = np.zeros(ncls + 1, dtype=np.int64)
     for i in range(n):
-        start[cls[i] + 1] += 1
+        start[cls_of[cf[i]] + 1] += 1
     for k in range(ncls):
         start[k + 1] += start[k]
     pos = start[:-1].copy()
     order = np.empty(n, dtype=np.int64)
     for i in range(n):
-        order[pos[cls[i]]] = i
-        pos[cls[i]] += 1
+        k = cls_of[cf[i]]
+        order[pos[k]] = i
+        pos[k] += 1
     return order, start
 
 
 @njit(cache=True)
-def priority_rates(pid, cls, path_links, ptr, owners, cap):
-    """Strict priority across classes ``cls`` (0 first, dense ints), max-min inside one."""
+def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, ptr, owners,
+                   cap):
+    """Strict priority across classes (0 first), max-min inside one; flow i is in class
+    ``cls_of[cf[i]]`` (``cf`` = its coflow, ``0 <= cls_of < ncls``). ``path_flows[p]`` /
+    ``link_flows[l]`` = number of flows on path p / link l (int64; used when there is one
+    class)."""
     n = pid.shape[0]
     rate = np.zeros(n)
     if n == 0:
@@ -155,26 +172,20 @@ def priority_rates(pid, cls, path_links, ptr, owners, cap):
         if c[l] > top:
             top = c[l]
     tiny = REL * top
-    ncls = 0
-    for i in range(n):
-        if cls[i] + 1 > ncls:
-            ncls = cls[i] + 1
-    w = np.zeros(npaths)
     per_path = np.empty(npaths)
-    if ncls == 1:  # one class (fair sharing): no buckets needed
-        for i in range(n):
-            w[pid[i]] += 1.0
-        _fill(path_links, ptr, owners, c, w, per_path)
+    if ncls == 1:  # one class (fair sharing): the flow counts per path are the weights
+        _fill(path_links, ptr, owners, c, path_flows, link_flows.copy(), per_path)
         for i in range(n):
             rate[i] = per_path[pid[i]]
         return rate
-    order, start = _class_buckets(cls, ncls)
+    w = np.zeros(npaths, dtype=np.int64)
+    order, start = _class_buckets(cf, cls_of, ncls)
     for k in range(ncls):
         a, b = start[k], start[k + 1]
         if a == b:
             continue
         for j in range(a, b):
-            w[pid[order[j]]] += 1.0
+            w[pid[order[j]]] += 1
         # skip the class when every one of its paths already crosses a full link
         blocked = True
         for j in range(a, b):
@@ -188,18 +199,19 @@ def priority_rates(pid, cls, path_links, ptr, owners, cap):
                 blocked = False
                 break
         if not blocked:
-            _fill(path_links, ptr, owners, c.copy(), w, per_path)
+            _fill(path_links, ptr, owners, c.copy(), w, _link_counts(ptr, owners, w, nl),
+                  per_path)
             for j in range(a, b):
                 rate[order[j]] = per_path[pid[order[j]]]
             _subtract_usage(path_links, per_path, w, c)
         for j in range(a, b):
-            w[pid[order[j]]] = 0.0
+            w[pid[order[j]]] = 0
     return rate
 
 
 @njit(cache=True)
-def madd_rates(pid, rank, remaining, path_links, ptr, owners, cap):
-    """Varys's MADD per coflow in ``rank`` order (rank per flow; the flows of one rank are
+def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
+    """Varys's MADD per coflow in order of ``rank_of[cf[i]]`` (the flows of one rank are
     one coflow), then the leftover capacity shared max-min over all flows."""
     n = pid.shape[0]
     rate = np.zeros(n)
@@ -215,9 +227,9 @@ def madd_rates(pid, rank, remaining, path_links, ptr, owners, cap):
     tiny = REL * top
     nr = 0
     for i in range(n):
-        if rank[i] + 1 > nr:
-            nr = rank[i] + 1
-    order, start = _class_buckets(rank, nr)
+        if rank_of[cf[i]] + 1 > nr:
+            nr = rank_of[cf[i]] + 1
+    order, start = _class_buckets(cf, rank_of, nr)
     d = np.zeros(nl)
     col = np.zeros(nl)
     for k in range(nr):
@@ -256,11 +268,11 @@ def madd_rates(pid, rank, remaining, path_links, ptr, owners, cap):
             if c[l] < 0.0:
                 c[l] = 0.0
         c[nl - 1] = np.inf
-    w = np.zeros(npaths)
+    w = np.zeros(npaths, dtype=np.int64)
     for i in range(n):
-        w[pid[i]] += 1.0
+        w[pid[i]] += 1
     per_path = np.empty(npaths)
-    _fill(path_links, ptr, owners, c, w, per_path)
+    _fill(path_links, ptr, owners, c, w, _link_counts(ptr, owners, w, nl), per_path)
     for i in range(n):
         rate[i] += per_path[pid[i]]
     return rate
@@ -319,19 +331,23 @@ def advance(rem, rate, ttf, tf, tf_size, dt, eps_t):
 
 
 @njit(cache=True)
-def swap_remove(idx, n, a_int, b_int, c_int, d_flt, e_flt, f_flt):
-    """Remove rows ``idx`` (ascending) of six length-``n`` arrays in place, each removed
-    row taking the last live row, in O(len(idx)); returns the new length."""
+def retire_flows(idx, n, tf, cf, pid, rem, start, rate, path_flows, link_flows, path_links):
+    """Remove rows ``idx`` (ascending) of the six length-``n`` active-flow arrays in place,
+    each removed row taking the last live row, in O(len(idx)); decrement the flow counts
+    of their paths and links. Returns the new length."""
     for j in range(idx.shape[0] - 1, -1, -1):
         i = idx[j]
+        path_flows[pid[i]] -= 1
+        for k in range(path_links.shape[1]):
+            link_flows[path_links[pid[i], k]] -= 1
         n -= 1
         if i != n:
-            a_int[i] = a_int[n]
-            b_int[i] = b_int[n]
-            c_int[i] = c_int[n]
-            d_flt[i] = d_flt[n]
-            e_flt[i] = e_flt[n]
-            f_flt[i] = f_flt[n]
+            tf[i] = tf[n]
+            cf[i] = cf[n]
+            pid[i] = pid[n]
+            rem[i] = rem[n]
+            start[i] = start[n]
+            rate[i] = rate[n]
     return n
 
 
@@ -355,13 +371,16 @@ def warm_up() -> None:
     cap = np.array([1.0, 2.0, np.inf])
     pid = np.array([0, 1], dtype=np.int64)
     ones = np.ones(2)
-    maxmin_weighted(path_links, ptr, owners, cap, ones)
-    priority_rates(pid, np.array([0, 1], dtype=np.int64), path_links, ptr, owners, cap)
-    rate = madd_rates(pid, pid, ones, path_links, ptr, owners, cap)
+    counts = np.ones(2, dtype=np.int64)
+    maxmin_weighted(path_links, ptr, owners, cap, counts)
+    lcounts = np.array([1, 1, 2], dtype=np.int64)
+    priority_rates(pid, pid, pid, 2, counts, lcounts, path_links, ptr, owners, cap)
+    priority_rates(pid, pid, pid * 0, 1, counts, lcounts, path_links, ptr, owners, cap)
+    rate = madd_rates(pid, pid, pid, ones, path_links, ptr, owners, cap)
     ttf = np.empty(2)
     time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)
     min_coflow_finish(ttf, pid, 2)
     advance(ones.copy(), rate, ttf, pid, ones, 0.1, 1e-9)
-    swap_remove(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
-                ones.copy())
+    retire_flows(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
+                 ones.copy(), counts.copy(), lcounts.copy(), path_links)
     coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)

@@ -208,6 +208,9 @@ class ClusterState:
         self.a_tf = np.zeros(0, dtype=np.int64)
         self.a_cf = np.zeros(0, dtype=np.int64)
         self.a_pid = np.zeros(0, dtype=np.int64)
+        # active flows on each path and on each link (dummy last)
+        self.path_flows = np.zeros(len(self.path_links), dtype=np.int64)
+        self.link_flows = np.zeros(self.L + 1, dtype=np.int64)
         self.a_rem = np.zeros(0)
         self.a_start = np.zeros(0)
         self.a_rate = np.zeros(0)  # set by the fluid engine; zeros elsewhere
@@ -287,6 +290,8 @@ class ClusterState:
         self.a_tf = np.concatenate([self.a_tf, tf])
         self.a_cf = np.concatenate([self.a_cf, np.full(b - a, cid, dtype=np.int64)])
         self.a_pid = np.concatenate([self.a_pid, self.tf_pid[a:b]])
+        np.add.at(self.path_flows, self.tf_pid[a:b], 1)
+        np.add.at(self.link_flows, self.tf_links[a:b].ravel(), 1)
         self.a_rem = np.concatenate([self.a_rem, self.tf_size[a:b]])
         self.a_start = np.concatenate([self.a_start, np.full(b - a, np.nan)])
         self.a_rate = np.concatenate([self.a_rate, np.zeros(b - a)])
@@ -304,8 +309,9 @@ class ClusterState:
         start = self.a_start[idx] if starts is None else np.asarray(starts, dtype=float)
         start = np.where(np.isnan(start), ends, start)
         self._done_chunks.append((self.a_tf[idx], cf, start, ends))
-        n = kernels.swap_remove(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
-                                self.a_rem, self.a_start, self.a_rate)
+        n = kernels.retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
+                                 self.a_rem, self.a_start, self.a_rate, self.path_flows,
+                                 self.link_flows, self.path_links)
         for name in ("a_tf", "a_cf", "a_pid", "a_rem", "a_start", "a_rate"):
             setattr(self, name, getattr(self, name)[:n])
         done = []
@@ -413,24 +419,27 @@ class ClusterState:
                 cp[inflight] += self.tmpl_sync_s[t] + self.tmpl_after_s[t]
             return cp
 
+        # cheap fields are callables too: a policy pays only for what it reads
         view = View(
             now_s=self.now,
             coflow_ids=tuple(self.c_ids[c] for c in cids),
             stage_ids=tuple(self.stage_ids[s] for s in stages),
             job_ids=tuple(self.job_ids[j] for j in jobs),
             capacity_bps=self.cap_bps,
-            coflow_stage=np.array([s_local[int(self.job_stage[j])] for j in c_job], dtype=np.int64),
-            coflow_job=j_local[c_job],
-            coflow_release_s=np.array([self.c_release[c] for c in cids]),
+            coflow_stage=lambda: np.array([s_local[int(self.job_stage[j])] for j in c_job],
+                                          dtype=np.int64),
+            coflow_job=lambda: j_local[c_job],
+            coflow_release_s=lambda: np.array([self.c_release[c] for c in cids]),
             coflow_seq=cids,
-            coflow_size_bytes=np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]),
+            coflow_size_bytes=lambda: np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]),
             coflow_sent_bytes=coflow_sent,
             coflow_link_bytes=coflow_link_bytes,
-            stage_weight=self.stage_weight[stages],
-            stage_start_s=self.stage_start[stages],
+            stage_weight=lambda: self.stage_weight[stages],
+            stage_start_s=lambda: self.stage_start[stages],
             stage_link_bytes=stage_link_bytes,
-            job_stage=np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64),
-            job_remaining_iterations=self.job_iters[jobs] - self.job_iter[jobs],
+            job_stage=lambda: np.array([s_local[int(s)] for s in self.job_stage[jobs]],
+                                       dtype=np.int64),
+            job_remaining_iterations=lambda: self.job_iters[jobs] - self.job_iter[jobs],
             job_critical_path_s=critical_path,
         )
         return view, cids

@@ -48,9 +48,15 @@ def _ranks(keys: np.ndarray) -> np.ndarray:
 def maxmin(path_links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = None,
            index: Index | None = None) -> np.ndarray:
     """Max-min fair rate of one flow on each path; ``weight[p]`` = how many flows use path
-    p (default 1; a path of weight 0 gets rate 0)."""
+    p, a non-negative integer (default 1; a path of weight 0 gets rate 0)."""
     path_links, cap, ptr, owners = _prepared(path_links, cap, index)
-    w = np.ones(len(path_links)) if weight is None else np.asarray(weight, dtype=float)
+    if weight is None:
+        w = np.ones(len(path_links), dtype=np.int64)
+    else:
+        w = np.asarray(weight)
+        if w.shape != (len(path_links),) or (w < 0).any() or (w != np.round(w)).any():
+            raise ValueError("weight must hold one non-negative integer per path")
+        w = w.astype(np.int64)
     return kernels.maxmin_weighted(path_links, ptr, owners, cap, w)
 
 
@@ -64,7 +70,12 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
              index: Index | None = None) -> np.ndarray:
     """Strict priority across ``classes`` (one per flow, 0 first), max-min within a class."""
     path_links, cap, ptr, owners = _prepared(path_links, cap, index)
-    return kernels.priority_rates(np.asarray(pid, dtype=np.int64), _ranks(classes),
+    cls = _ranks(classes)
+    pid = np.asarray(pid, dtype=np.int64)
+    ncls = int(cls.max()) + 1 if len(cls) else 0
+    path_flows = np.bincount(pid, minlength=len(path_links))
+    link_flows = np.bincount(path_links[pid].ravel(), minlength=len(cap))
+    return kernels.priority_rates(pid, np.arange(len(cls)), cls, ncls, path_flows, link_flows,
                                   path_links, ptr, owners, cap)
 
 
@@ -74,5 +85,6 @@ def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
 
     ``coflow_rank`` per flow: the rank of its coflow (0 = first)."""
     path_links, cap, ptr, owners = _prepared(path_links, cap, index)
-    return kernels.madd_rates(np.asarray(pid, dtype=np.int64), _ranks(coflow_rank),
+    rank = _ranks(coflow_rank)
+    return kernels.madd_rates(np.asarray(pid, dtype=np.int64), np.arange(len(rank)), rank,
                               np.asarray(remaining, dtype=float), path_links, ptr, owners, cap)

@@ -127,14 +127,15 @@ class FluidSimulator:
         else:
             cls = classes_from_order(order, self.K)
         ptr, owners = self.index
-        per_cid = np.zeros(len(st.c_job), dtype=np.int64)
+        per_cid = np.zeros(len(st.c_job), dtype=np.int64)  # class (or rank) by coflow id
         if self.policy.allocation == "madd":
-            per_cid[cids[order]] = np.arange(len(order))  # rank of each coflow
-            rate = kernels.madd_rates(st.a_pid, per_cid[st.a_cf], st.a_rem, st.path_links,
+            per_cid[cids[order]] = np.arange(len(order))
+            rate = kernels.madd_rates(st.a_pid, st.a_cf, per_cid, st.a_rem, st.path_links,
                                       ptr, owners, st.cap)
         else:
             per_cid[cids] = cls
-            rate = kernels.priority_rates(st.a_pid, per_cid[st.a_cf], st.path_links, ptr,
+            rate = kernels.priority_rates(st.a_pid, st.a_cf, per_cid, int(cls.max()) + 1,
+                                          st.path_flows, st.link_flows, st.path_links, ptr,
                                           owners, st.cap)
         st.a_rate = rate
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
@@ -152,4 +153,7 @@ class FluidSimulator:
         sat_ext = np.concatenate([saturated, [False]])
         if not sat_ext[links].any(axis=1).all():
             raise AssertionError(f"t={st.now}: a flow has no saturated link (not work-conserving)")
+        if not (np.array_equal(st.path_flows, np.bincount(st.a_pid, minlength=len(st.path_links)))
+                and np.array_equal(st.link_flows, np.bincount(links.ravel(), minlength=st.L + 1))):
+            raise AssertionError(f"t={st.now}: per-path / per-link flow counts are stale")
         self.invariant_checks += 1

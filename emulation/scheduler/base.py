@@ -123,8 +123,13 @@ def classes_from_order(order: np.ndarray, num_classes: int) -> np.ndarray:
 
 def compress_classes(classes: np.ndarray, num_classes: int) -> np.ndarray:
     """Map policy-chosen classes onto K classes keeping their order (K = 0: unchanged)."""
+    classes = np.asarray(classes, dtype=np.int64)
+    if len(classes) and classes.min() < 0:
+        raise ValueError(f"priority classes must be >= 0, got {classes.min()}")
     if num_classes <= 0:
-        return np.asarray(classes)
+        return classes
+    if len(classes) == 0 or classes.min() == classes.max():
+        return np.zeros(len(classes), dtype=np.int64)
     _, dense = np.unique(classes, return_inverse=True)
     return np.minimum(dense, num_classes - 1)
 
