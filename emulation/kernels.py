@@ -11,8 +11,9 @@ and compared on random inputs), so results do not depend on which one ran.
 Why compiled: progressive filling needs one round per distinct bottleneck level (about 45
 on the FB trace) and the FB trace under exact per-flow fair sharing has 43,966 rate
 changes; as numpy calls each round cost tens of microseconds of interpreter overhead.
-``cache=True`` stores the machine code beside this file, so only the first run on a
-machine pays the compilation (a few seconds); ``warm_up()`` triggers it explicitly.
+numba's cache stores the machine code beside this file (or in ``NUMBA_CACHE_DIR``), so
+only the first run on a machine pays the compilation (about 3 s); ``warm_up()`` triggers
+it explicitly.
 """
 from __future__ import annotations
 
@@ -22,7 +23,16 @@ from numba import njit
 REL = 1e-9  # a link is full when its residual is below REL x the largest capacity
 
 
-@njit(cache=True)
+def _jit(fn):
+    """``njit`` with numba's on-disk cache, or without it where no cache directory is
+    writable (a read-only checkout run by another user): compiled per process then."""
+    try:
+        return njit(cache=True)(fn)
+    except RuntimeError:
+        return njit(fn)
+
+
+@_jit
 def _link_counts(ptr, owners, w, nl):
     """Flows on each link (dummy last, 0) given ``w[p]`` flows on path p."""
     cnt = np.zeros(nl, dtype=np.int64)
@@ -34,7 +44,7 @@ def _link_counts(ptr, owners, w, nl):
     return cnt
 
 
-@njit(cache=True)
+@_jit
 def _fill(path_links, ptr, owners, c, w, cnt, out):
     """Max-min (progressive filling) rates per path, ``w[p]`` (int) = flows on path p,
     ``cnt[l]`` = flows on link l (``_link_counts``).
@@ -107,7 +117,7 @@ def _fill(path_links, ptr, owners, c, w, cnt, out):
         nlive = k
 
 
-@njit(cache=True)
+@_jit
 def maxmin_weighted(path_links, ptr, owners, cap, w):
     """Max-min fair rate of one flow on each path (``w[p]`` flows on path p, int64)."""
     out = np.empty(path_links.shape[0])
@@ -116,7 +126,7 @@ def maxmin_weighted(path_links, ptr, owners, cap, w):
     return out
 
 
-@njit(cache=True)
+@_jit
 def _subtract_usage(path_links, per_path, w, c):
     """c -= bytes/s the paths use (rate x weight), summed per link in path order."""
     nl = c.shape[0]
@@ -134,7 +144,7 @@ def _subtract_usage(path_links, per_path, w, c):
     c[nl - 1] = np.inf
 
 
-@njit(cache=True)
+@_jit
 def _class_buckets(cf, cls_of, ncls):
     """Counting sort of flows by class ``cls_of[cf[i]]``: the flows of class k are
     order[start[k]:start[k+1]], in index order."""
@@ -153,7 +163,7 @@ def _class_buckets(cf, cls_of, ncls):
     return order, start
 
 
-@njit(cache=True)
+@_jit
 def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, ptr, owners,
                    cap):
     """Strict priority across classes (0 first), max-min inside one; flow i is in class
@@ -209,7 +219,7 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
     return rate
 
 
-@njit(cache=True)
+@_jit
 def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
     """Varys's MADD per coflow in order of ``rank_of[cf[i]]`` (the flows of one rank are
     one coflow), then the leftover capacity shared max-min over all flows."""
@@ -278,7 +288,7 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
     return rate
 
 
-@njit(cache=True)
+@_jit
 def time_to_finish(rem, rate, ttf, start, now):
     """ttf[i] = rem[i] / rate[i] (inf at rate 0); returns the minimum. A flow moving for
     the first time (``start`` NaN, rate > 0) gets ``start = now``."""
@@ -296,7 +306,7 @@ def time_to_finish(rem, rate, ttf, start, now):
     return best
 
 
-@njit(cache=True)
+@_jit
 def min_coflow_finish(ttf, cf, num_coflows):
     """Min over coflows ``cf`` (ids < ``num_coflows``) of the max ``ttf`` of their flows."""
     last = np.full(num_coflows, -np.inf)
@@ -312,7 +322,7 @@ def min_coflow_finish(ttf, cf, num_coflows):
     return best
 
 
-@njit(cache=True)
+@_jit
 def advance(rem, rate, ttf, tf, tf_size, dt, eps_t):
     """Move every flow ``dt`` seconds at its rate; the indices of the flows that have
     finished (within ``eps_t`` of now, or at most 1e-9 of their size ``tf_size[tf[i]]`` +
@@ -330,7 +340,7 @@ def advance(rem, rate, ttf, tf, tf_size, dt, eps_t):
     return done[:k]
 
 
-@njit(cache=True)
+@_jit
 def retire_flows(idx, n, tf, cf, pid, rem, start, rate, path_flows, link_flows, path_links):
     """Remove rows ``idx`` (ascending) of the six length-``n`` active-flow arrays in place,
     each removed row taking the last live row, in O(len(idx)); decrement the flow counts
@@ -351,7 +361,7 @@ def retire_flows(idx, n, tf, cf, pid, rem, start, rate, path_flows, link_flows, 
     return n
 
 
-@njit(cache=True)
+@_jit
 def coflow_link_bytes(c_local, cf, pid, rem, path_links, num_rows, nl):
     """(num_rows x nl) bytes each coflow (row ``c_local[cf[i]]``) still has on each link."""
     out = np.zeros((num_rows, nl))

@@ -3,7 +3,9 @@
 Flows are given by path id ``pid`` into ``path_links`` (paths x P int: the link indices of
 each path, padded with ``len(cap) - 1``, a dummy link of infinite capacity). ``cap`` holds
 capacities in bytes/s with that dummy last. Every function returns rates in bytes/s that
-respect every link's capacity; the loops run compiled (``kernels.py``).
+respect every link's capacity. These are the per-flow entry points (tests, other callers);
+the loops run compiled in ``emulation/kernels.py``, which the simulator calls directly
+with the flow counts ``ClusterState`` keeps per path and link.
 
 - ``maxmin``: progressive filling. All unfrozen flows grow together; when a link fills,
   its flows freeze. Each round freezes every link at the current minimum fair share, so

@@ -5,8 +5,8 @@ state machine and its timer heap (counter for deterministic ties, as SimPy's ``c
 Between events every active flow moves at a constant rate; at each event (stage start,
 compute end -> coflow release, flow and coflow completion, a policy's byte-threshold
 wake-up) the policy sees a fresh ``View``, returns an order, and the allocation kernels
-(``allocation.py``) set new rates. Flows that finish within ``1e-9`` s of each other are
-completed together.
+(``emulation/kernels.py``, compiled) set new rates. Flows that finish within ``1e-9`` s of
+each other are completed together.
 
 ``realloc`` says when rates are recomputed. ``"flow"`` (default, exact max-min / work
 conservation at every instant): at every event, flow completions included. ``"coflow"``:
