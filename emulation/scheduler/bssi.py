@@ -8,14 +8,18 @@ weighted completion time on a non-blocking fabric (Sincronia, Theorem 1). Here t
 normalised by link capacity (time, not bytes), which is the same on uniform links and
 right on heterogeneous ones.
 
-Ties (equal ratios) put the item with the larger index last: callers pass items in
-arrival order, so later arrivals lose ties. Items whose load on the bottleneck is zero are
+Ties (ratios within a relative 1e-9 of each other) put the item with the larger index
+last: callers pass items in arrival order, so later arrivals lose ties. Among links
+loaded within 1e-9 of the maximum the first is the bottleneck. The tolerances keep the
+order from depending on the last bits of the loads (their summation order). Items whose load on the bottleneck is zero are
 never put last while a loaded one remains; items with no load at all come last, in index
 order. O(N (N + L)).
 """
 from __future__ import annotations
 
 import numpy as np
+
+_TIE = 1e-9  # relative tolerance under which two loads or ratios count as equal
 
 
 def bssi_order(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = None
@@ -33,7 +37,8 @@ def bssi_order(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
     back: list[int] = []
     idx_all = np.arange(n)
     while remaining.any():
-        b = int(np.argmax(link_load))
+        top = link_load.max()
+        b = int(np.argmax(link_load >= top * (1 - _TIE)))
         if link_load[b] <= 0:
             rest = idx_all[remaining]
             back.extend(rest[::-1].tolist())  # reversed below -> index order
@@ -46,7 +51,8 @@ def bssi_order(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
         if not np.isfinite(rmin):  # float residue on a link no remaining item loads
             link_load[b] = 0.0
             continue
-        k = len(U) - 1 - int(np.argmin(ratio[::-1]))  # largest index among the minima
+        ties = np.flatnonzero(ratio <= rmin + abs(rmin) * _TIE)
+        k = int(ties[-1])  # largest index among the (near-)minima
         last = int(U[k])
         w[U] -= rmin * xb
         w[last] = 0.0

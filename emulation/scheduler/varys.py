@@ -1,12 +1,13 @@
 """Varys (Chowdhury et al., SIGCOMM'14): Smallest-Effective-Bottleneck-First + MADD.
 
 Order: ascending effective bottleneck ``Gamma_c = max_l remaining_c[l] / capacity_l``
-(the time the coflow needs alone), recomputed at every event on remaining bytes; ties by
-arrival. Rates (fluid backend, ``allocation = "madd"``): Minimum-Allocation-for-Desired-
-Duration gives coflow c, in order, rate ``remaining_f / Gamma'_c`` on each flow f, with
-``Gamma'_c`` its bottleneck time on the capacity the earlier coflows left, so all its
-flows finish together; the leftover capacity is then shared max-min among all flows
-(work conservation, as Varys backfills). The packet backend enforces the order only.
+(the time the coflow needs alone), recomputed at every event on remaining bytes; ties
+(within 1e-9 of the largest Gamma) by arrival. Rates (fluid backend, ``allocation =
+"madd"``): Minimum-Allocation-for-Desired-Duration gives coflow c, in order, rate
+``remaining_f / Gamma'_c`` on each flow f, with ``Gamma'_c`` its bottleneck time on the
+capacity the earlier coflows left, so all its flows finish together; the leftover
+capacity is then shared max-min among all flows (work conservation, as Varys
+backfills). The packet backend enforces the order only.
 """
 from __future__ import annotations
 
@@ -25,4 +26,6 @@ class Varys(Policy):
         if view.num_coflows == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
         gamma = (view.coflow_link_bytes * 8.0 / view.capacity_bps[None, :]).max(axis=1)
-        return Decision(order=np.lexsort((view.coflow_seq, gamma)))
+        # equal bottlenecks up to float noise (summation order) tie, broken by arrival
+        key = np.round(gamma / max(float(gamma.max()), 1e-300), 9)
+        return Decision(order=np.lexsort((view.coflow_seq, key)))
