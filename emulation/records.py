@@ -40,12 +40,15 @@ def file_sha256(path: str | Path) -> str:
 
 
 def git_sha(repo: Path | None = None) -> str | None:
-    """The checkout's commit (with ``-dirty`` when the tree has changes), or None."""
+    """The checkout's commit (with ``-dirty`` when tracked files outside ``results/``
+    have changes), or None."""
     repo = repo or Path(__file__).resolve().parent.parent
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
                              text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        # results/ is excluded: rewriting the reference results must not mark the code dirty
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", ":(exclude)results"],
                                cwd=repo, capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
