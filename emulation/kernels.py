@@ -33,6 +33,16 @@ def _jit(fn):
 
 
 @_jit
+def _tolerance(c):
+    """Below this residual (bytes/s) a link counts as full: REL x the largest capacity."""
+    top = 1.0
+    for l in range(c.shape[0] - 1):
+        if c[l] > top:
+            top = c[l]
+    return REL * top
+
+
+@_jit
 def _link_counts(ptr, owners, w, nl):
     """Flows on each link (dummy last, 0) given ``w[p]`` flows on path p."""
     cnt = np.zeros(nl, dtype=np.int64)
@@ -60,10 +70,7 @@ def _fill(path_links, ptr, owners, c, w, cnt, out):
     for p in range(npaths):
         out[p] = 0.0
         frozen[p] = w[p] <= 0
-    scale = 1.0
-    for l in range(nl - 1):
-        if c[l] > scale:
-            scale = c[l]
+    tol = _tolerance(c)
     live = np.empty(nl, dtype=np.int64)
     nlive = 0
     for l in range(nl):
@@ -82,7 +89,7 @@ def _fill(path_links, ptr, owners, c, w, cnt, out):
             if s < m:
                 m = s
         level += m
-        thr = m + REL * scale
+        thr = m + tol
         nsat = 0
         for i in range(nlive):
             l = live[i]
@@ -177,11 +184,7 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
     npaths, P = path_links.shape
     nl = cap.shape[0]
     c = cap.copy()
-    top = 1.0
-    for l in range(nl - 1):
-        if c[l] > top:
-            top = c[l]
-    tiny = REL * top
+    tiny = _tolerance(c)
     per_path = np.empty(npaths)
     if ncls == 1:  # one class (fair sharing): the flow counts per path are the weights
         _fill(path_links, ptr, owners, c, path_flows, link_flows.copy(), per_path)
@@ -230,11 +233,7 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
     npaths, P = path_links.shape
     nl = cap.shape[0]
     c = cap.copy()
-    top = 1.0
-    for l in range(nl - 1):
-        if c[l] > top:
-            top = c[l]
-    tiny = REL * top
+    tiny = _tolerance(c)
     nr = 0
     for i in range(n):
         if rank_of[cf[i]] + 1 > nr:
