@@ -12,8 +12,8 @@ policy sees the same kind of view in both backends.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -305,6 +305,8 @@ class ClusterState:
         flows' order changes). True if a coflow completed."""
         finished = np.asarray(finished)
         idx = np.flatnonzero(finished) if finished.dtype == bool else finished.astype(np.int64)
+        if len(idx) > 1 and not (np.diff(idx) > 0).all():
+            raise ValueError("finished flow indices must be strictly ascending")
         cf = self.a_cf[idx]
         start = self.a_start[idx] if starts is None else np.asarray(starts, dtype=float)
         start = np.where(np.isnan(start), ends, start)

@@ -123,6 +123,16 @@ def test_bssi_bottleneck_selection_two_links():
     assert bssi_order(loads, np.ones(3)).tolist() == [1, 0, 2]
 
 
+def test_bssi_float_noise_is_a_tie_broken_by_arrival():
+    # equal loads up to the last bit (another summation order): the later item goes last,
+    # whichever of the two came out a hair larger
+    x = 0.1 + 0.2  # 0.30000000000000004
+    for a, b in ((x, 0.3), (0.3, x)):
+        assert bssi_order(np.array([[a], [b]]), np.ones(2)).tolist() == [0, 1]
+    # a real difference still counts
+    assert bssi_order(np.array([[0.3], [0.2999]]), np.ones(2)).tolist() == [1, 0]
+
+
 def test_dependent_stage_starts_after_predecessor_and_arrival():
     t = tiny_trace([{"id": "a", "arrival_s": 2.0, "stages": [
         {"id": "s0", "jobs": [{"id": "j0", "coflows": [[(0, 1, 3)]]}]},

@@ -11,9 +11,9 @@ right on heterogeneous ones.
 Ties (ratios within a relative 1e-9 of each other) put the item with the larger index
 last: callers pass items in arrival order, so later arrivals lose ties. Among links
 loaded within 1e-9 of the maximum the first is the bottleneck. The tolerances keep the
-order from depending on the last bits of the loads (their summation order). Items whose load on the bottleneck is zero are
-never put last while a loaded one remains; items with no load at all come last, in index
-order. O(N (N + L)).
+order from depending on the last bits of the loads (their summation order). Items whose
+load on the bottleneck is zero are never put last while a loaded one remains; items with
+no load at all come last, in index order. O(N (N + L)).
 """
 from __future__ import annotations
 
