@@ -134,8 +134,9 @@ def maxmin_weighted(path_links, ptr, owners, cap, w):
 
 
 @_jit
-def _subtract_usage(path_links, per_path, w, c):
-    """c -= bytes/s the paths use (rate x weight), summed per link in path order."""
+def _subtract_usage(path_links, per_path, w, c, tiny):
+    """c -= bytes/s the paths use (rate x weight), summed per link in path order; a
+    residual of at most ``tiny`` (rounding dust) becomes 0, the link full."""
     nl = c.shape[0]
     use = np.zeros(nl)
     npaths, P = path_links.shape
@@ -146,7 +147,7 @@ def _subtract_usage(path_links, per_path, w, c):
                 use[path_links[p, k]] += r
     for l in range(nl):
         c[l] -= use[l]
-        if c[l] < 0.0:
+        if c[l] <= tiny:
             c[l] = 0.0
     c[nl - 1] = np.inf
 
@@ -216,7 +217,7 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
                   per_path)
             for j in range(a, b):
                 rate[order[j]] = per_path[pid[order[j]]]
-            _subtract_usage(path_links, per_path, w, c)
+            _subtract_usage(path_links, per_path, w, c, tiny)
         for j in range(a, b):
             w[pid[order[j]]] = 0
     return rate
@@ -274,7 +275,7 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
         for l in range(nl):
             if d[l] > 0:
                 c[l] -= d[l] / gamma
-            if c[l] < 0.0:
+            if c[l] <= tiny:  # rounding dust: the link is full
                 c[l] = 0.0
         c[nl - 1] = np.inf
     w = np.zeros(npaths, dtype=np.int64)

@@ -1,8 +1,9 @@
 """Reference (pure numpy) formulation of the fluid simulator's rate allocation.
 
-This is the vectorised numpy code the compiled kernels of ``emulation/kernels.py``
-replaced; ``tests/test_allocation.py`` checks on random inputs that both give the same
-rates. Not used by the simulator.
+The vectorised numpy code the compiled kernels of ``emulation/kernels.py`` replaced
+(plus the same rule that a residual capacity below the 'full' tolerance is 0);
+``tests/test_allocation.py`` checks on random inputs that both give the same rates. Not
+used by the simulator.
 """
 from __future__ import annotations
 
@@ -149,7 +150,7 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
             rate[idx] = r
             c -= link_usage(path_links[p], r, nl)
         c[-1] = np.inf
-        np.maximum(c, 0.0, out=c)
+        c[c <= tiny] = 0.0  # rounding dust: the link is full
     return rate
 
 
@@ -171,6 +172,6 @@ def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
         gamma = (d[used] / c[used]).max()
         rate[idx] = remaining[idx] / gamma
         c[used] -= d[used] / gamma
-        np.maximum(c, 0.0, out=c)
+        c[c <= tiny] = 0.0  # rounding dust: the link is full
         c[-1] = np.inf
     return rate + maxmin_paths(pid, path_links, c, index)

@@ -7,6 +7,7 @@
   (``tests/reference_allocation.py``), priority and MADD alike.
 """
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from emulation.fluid import allocation
@@ -99,3 +100,15 @@ def test_kernels_match_the_numpy_formulation(net, data):
     got = allocation.madd(pid, path_links, remaining, cof, cap, index)
     want = ref.madd(pid, path_links, remaining, cof, cap, ref.link_index(path_links, len(cap)))
     np.testing.assert_array_equal(got, want)
+
+
+def test_rounding_dust_leaves_a_full_link_full():
+    # 9 flows fill link 0 at 1/9 each; 9 x (1/9) leaves ~2e-17 of residual capacity,
+    # which must not trickle to the lower class (found by hypothesis)
+    path_links = np.array([[0], [1]])
+    cap = np.array([1.0, 1.0, np.inf])
+    pid = np.array([0] * 9 + [0] * 5 + [1])
+    cls = np.array([0] * 9 + [1] * 5 + [1])
+    rate = allocation.priority(pid, path_links, cls, cap)
+    assert (rate[9:14] == 0).all() and rate[14] == 1.0
+    assert rate[:9] == pytest.approx(1 / 9)
