@@ -103,11 +103,11 @@ def test_kernels_match_the_numpy_formulation(net, data):
 
 
 def test_rounding_dust_leaves_a_full_link_full():
-    # 9 flows fill link 0 at 1/9 each; 9 x (1/9) leaves ~2e-17 of residual capacity,
-    # which must not trickle to the lower class (found by hypothesis)
-    path_links = np.array([[0], [1]])
+    # 9 flows on two paths fill link 0 at 1/9 each; 7/9 + 2/9 leaves ~2e-17 of residual
+    # capacity, which must not trickle to the lower class (found by hypothesis)
+    path_links = np.array([[0], [0], [1]])
     cap = np.array([1.0, 1.0, np.inf])
-    pid = np.array([0] * 9 + [0] * 5 + [1])
+    pid = np.array([0] * 7 + [1] * 2 + [0] * 5 + [2])
     cls = np.array([0] * 9 + [1] * 5 + [1])
     rate = allocation.priority(pid, path_links, cls, cap)
     assert (rate[9:14] == 0).all() and rate[14] == 1.0
