@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from emulation import kernels
 from emulation.records import FLOW_COLUMNS
@@ -55,6 +56,11 @@ class FlowColumns(Mapping):
 
     def __len__(self) -> int:
         return len(self.ORDER)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The columns as a pandas DataFrame (``pd.DataFrame(self)`` would not expand a
+        Mapping that is not a dict)."""
+        return pd.DataFrame({k: self[k] for k in self.ORDER})
 
 
 @dataclass

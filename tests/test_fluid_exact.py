@@ -40,6 +40,18 @@ def test_one_flow_alone_exact_event_log(policy):
     assert sct(res) == {"s": 3.0}
 
 
+def test_flow_records_are_columns_with_ids_built_on_demand():
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 1, 4), (2, 3, 8)]]}]}]}])
+    flows = FluidSimulator(t, big_switch(4, 8.0), make_policy("fair")).run().flows
+    assert flows.num_rows == 2 and list(flows) == list(flows.ORDER)
+    df = flows.to_frame()
+    assert df["flow_id"].tolist() == ["j/i0/c0/f0", "j/i0/c0/f1"]
+    assert df["src"].tolist() == ["h0", "h2"] and df["end_s"].tolist() == [4.0, 8.0]
+    with pytest.raises(KeyError):
+        flows["nope"]
+
+
 def test_two_flows_share_a_link_fairly():
     t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
         {"id": "j1", "coflows": [[(0, 2, 4)]]}, {"id": "j2", "coflows": [[(1, 2, 4)]]}]}]}])
