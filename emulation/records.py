@@ -1,6 +1,8 @@
 """Run records shared by both backends: ``flows.csv``, ``coflows.csv``, ``stages.csv``, ``run.json``.
 
-Columns (seconds and bytes; every time is measured from the run's t = 0):
+Columns (TRACE seconds and bytes in both backends; every time is measured from the run's
+t = 0; the Mininet backend appends its emulated values as ``*_emulated_s`` /
+``size_emulated_bytes`` columns):
 
 - ``stages.csv``: stage_id, app_id, weight, num_jobs, start_s, end_s, sct_s
 - ``coflows.csv``: coflow_id, stage_id, job_id, app_id, iteration, index, release_s,
@@ -72,13 +74,23 @@ def summary_stats(sct_s: np.ndarray) -> dict[str, float]:
 
 
 def write_records(outdir: str | Path, *, stages: list[dict], coflows: list[dict],
-                  flows: Mapping[str, Any], run: dict[str, Any]) -> dict[str, Any]:
-    """Write the four record files into ``outdir`` (created); returns the run.json dict."""
+                  flows: Mapping[str, Any], run: dict[str, Any],
+                  extra_columns: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
+    """Write the four record files into ``outdir`` (created); returns the run.json dict.
+    ``extra_columns`` ({"stages"|"coflows"|"flows": [names]}) appends backend-specific
+    columns after the shared ones (the Mininet backend's ``*_emulated_s``)."""
+    extra = dict(extra_columns or {})
+    unknown = set(extra) - {"stages", "coflows", "flows"}
+    if unknown:
+        raise ValueError(f"extra_columns: unknown record file(s) {sorted(unknown)}")
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(stages, columns=STAGE_COLUMNS).to_csv(out / "stages.csv", index=False)
-    pd.DataFrame(coflows, columns=COFLOW_COLUMNS).to_csv(out / "coflows.csv", index=False)
-    pd.DataFrame({k: flows[k] for k in FLOW_COLUMNS}).to_csv(out / "flows.csv", index=False)
+    pd.DataFrame(stages, columns=STAGE_COLUMNS + extra.get("stages", [])).to_csv(
+        out / "stages.csv", index=False)
+    pd.DataFrame(coflows, columns=COFLOW_COLUMNS + extra.get("coflows", [])).to_csv(
+        out / "coflows.csv", index=False)
+    pd.DataFrame({k: flows[k] for k in FLOW_COLUMNS + extra.get("flows", [])}).to_csv(
+        out / "flows.csv", index=False)
     (out / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=_json) + "\n")
     return run
 

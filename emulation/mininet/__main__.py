@@ -2,7 +2,8 @@
 
 Replays the trace over real TCP on an emulated network (see ``emulation/mininet/run.py``
 for the scale factors) and writes flows.csv, coflows.csv, stages.csv, run.json, the
-capture check (capture_flows.csv) and agent logs. Without root it exits 2 with one line.
+capture check (capture_flows.csv), the capture-derived records (*_capture.csv) and agent
+logs. Times in the records are trace seconds; emulated ones are named *_emulated_s. Without root it exits 2 with one line.
 """
 from __future__ import annotations
 
@@ -51,10 +52,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted; the emulated network was torn down", file=sys.stderr)
         return 130
-    for k in ("policy", "num_stages", "avg_sct_s", "p95_sct_s", "avg_sct_trace_s", "degraded"):
-        print(f"{k}: {run[k]}")
-    print(f"capture: {run['capture']}")
-    print(f"class_latency_s: {run['class_latency_s']}")
+    for k in ("policy", "num_stages", "avg_sct_s", "p95_sct_s", "avg_sct_emulated_s",
+              "avg_sct_capture_s", "degraded"):
+        print(f"{k}: {run.get(k)}")
+    for k in ("capture", "capture_vs_reported", "priority_isolation", "capture_reader",
+              "class_latency_emulated_s"):
+        print(f"{k}: {run.get(k)}")
     return 0
 
 

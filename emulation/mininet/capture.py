@@ -1,14 +1,38 @@
-"""Packet capture on the emulated switch ports and its parsing with scapy.
+"""Packet capture on the emulated switch ports, its parsing, and the records derived from it.
 
 Capture: one ``tcpdump`` per host-facing switch port (root namespace), BPF filter
 ``tcp dst port 9000`` (data direction only), snap length 96 bytes, written to pcap.
-tcpdump is a C process that keeps up with the traffic; the capture is read with scapy's
-``RawPcapReader`` afterwards and the IPv4/TCP headers decoded with ``struct`` (full
-scapy dissection runs at a few thousand packets per second, too slow for a run's capture). Each data packet is counted on the switch port that faces its receiver only.
-Parsing yields, per TCP connection (src ip, src port), first/last packet time and payload
-bytes: distinct sequence space covered (retransmissions counted once) and payload on the
-wire (IP total length minus headers, so the snap length does not matter).
+tcpdump sees a port's packets as they leave the port's queues (after HTB), so capture
+times are the times packets went on the wire to the receiver.
 Kernel drop counts reported by tcpdump are kept: capture loss is measured, not assumed.
+
+Reading: ``read_port`` walks the pcap records itself with ``struct`` (Ethernet, IPv4, TCP
+headers; no scapy dissection, which runs at a few thousand packets per second). Each data
+packet is counted on the switch port that faces its receiver only. Per TCP connection
+(src ip, src port; a reused port starts a new connection at a SYN with a new ISN):
+
+- ``payload_bytes``: distinct sequence space covered (retransmissions counted once);
+  ``wire_payload_bytes``: payload on the wire (IP total length minus headers, so the snap
+  length does not matter), retransmissions included;
+- ``complete_s``: when the last payload byte became deliverable at the port, i.e. the
+  time the CONTIGUOUS covered range (from the first data byte) last grew. Duplicates do
+  not move it; a reordered segment counts when the hole before it is filled; a lost tail
+  counts when its retransmission passes;
+- ``key``/``size``: the flow's 16-byte header (``protocol.HEADER``: key, size) read from
+  the first data segment (the snap length keeps 30 payload bytes), so a connection is
+  tied to its flow from the packets alone; ``complete`` = all ``16 + size`` bytes covered.
+
+Records (``capture_records``), written next to the driver's, in TRACE seconds like every
+record (emulated seconds / time_scale; the ``*_emulated_s`` columns keep the emulated
+values): ``flows_capture.csv`` (per flow: first packet (SYN) and last-byte times),
+``coflows_capture.csv`` (per coflow: first packet, completion = its last flow's, cct),
+``stages_capture.csv`` (per stage: start = its app's arrival or, for a later rung, the
+capture-derived end of the stages it depends on; end = its last job's completion; sct).
+Only the trace's structure is used besides the packets: which template flow a key names,
+which job and stage a template belongs to, arrivals and compute-only jobs. A coflow's
+iteration is the rank of its coflow instance id among those of the same template.
+
+``priority_isolation`` measures strict priority from the packets; see its docstring.
 """
 from __future__ import annotations
 
@@ -16,11 +40,18 @@ import re
 import signal
 import socket
 import struct
-import time
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
-from emulation.mininet.protocol import DATA_PORT
+import numpy as np
+
+from emulation.mininet.protocol import DATA_PORT, HEADER
+
+SMALL_PACKET_BYTES = 128  # qos.py: IP packets shorter than this go to the top class
+ISOLATION_WINDOW_S = 0.1  # emulated seconds per isolation window (see priority_isolation)
+SATURATED = 0.9           # a window counts when the port carried >= this share of its rate
 
 
 class Capture:
@@ -30,13 +61,21 @@ class Capture:
         self.out_dir = Path(out_dir)
         self.procs: dict[str, subprocess.Popen] = {}
         self.ports = ports  # interface -> receiver ip
+        self.drops: dict[str, int] = {}
+        self._parsed: dict[str, Any] | None = None
         for iface in ports:
             pcap = self.out_dir / f"cap-{iface}.pcap"
             self.procs[iface] = subprocess.Popen(
                 ["tcpdump", "-i", iface, "-s", "96", "-U", "--immediate-mode", "-n", "-w", str(pcap),
                  f"tcp dst port {DATA_PORT}"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.drops: dict[str, int] = {}
+
+    @classmethod
+    def from_files(cls, out_dir: Path, ports: dict[str, str]) -> "Capture":
+        """A capture already on disk (``cap-<iface>.pcap`` per port), for parsing only."""
+        cap = cls.__new__(cls)
+        cap.out_dir, cap.ports, cap.procs, cap.drops, cap._parsed = Path(out_dir), ports, {}, {}, None
+        return cap
 
     def stop(self) -> None:
         if self.procs:
@@ -54,46 +93,354 @@ class Capture:
         self.procs = {}
 
     def parse(self) -> dict[tuple[str, int], list[dict]]:
-        """(src ip, src port) -> its connections in SYN order, each {first_s, last_s (pcap
-        clock), payload_bytes, wire_payload_bytes, packets}."""
-        from scapy.utils import RawPcapReader
-        conns: dict[tuple[str, int], dict] = {}
-        for iface, dst_ip in self.ports.items():
-            pcap = self.out_dir / f"cap-{iface}.pcap"
-            if not pcap.exists() or pcap.stat().st_size == 0:
+        """(src ip, src port) -> its connections in SYN order (see ``read_port``); parsed
+        once, with per-port packet tables in ``self.packets`` and the reader's speed in
+        ``self.read_stats``."""
+        if self._parsed is None:
+            t = time.perf_counter()
+            conns: dict[tuple[str, int], list[dict]] = {}
+            packets: dict[str, dict[str, np.ndarray]] = {}
+            n = 0
+            for iface, dst_ip in self.ports.items():
+                pcap = self.out_dir / f"cap-{iface}.pcap"
+                if not pcap.exists() or pcap.stat().st_size == 0:
+                    continue
+                c, pk = read_port(pcap, dst_ip)
+                for k, v in c.items():
+                    conns.setdefault(k, []).extend(v)
+                packets[iface] = pk
+                n += len(pk["t"])
+            wall = time.perf_counter() - t
+            self._parsed = {"conns": conns, "packets": packets,
+                            "stats": {"packets": n, "read_wall_s": wall,
+                                      "packets_per_s": n / wall if wall > 0 else None}}
+        return self._parsed["conns"]
+
+    @property
+    def packets(self) -> dict[str, dict[str, np.ndarray]]:
+        self.parse()
+        return self._parsed["packets"]
+
+    @property
+    def read_stats(self) -> dict[str, Any]:
+        self.parse()
+        return self._parsed["stats"]
+
+
+_PCAP_MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
+               b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
+
+
+def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]],
+                                               dict[str, np.ndarray]]:
+    """One port's pcap: its connections (see the module docstring) and a packet table
+    (``t`` pcap seconds, ``wire_bytes`` = IP length + 14, ``tos``, ``small``, ``conn``
+    = index into the returned connections' flat list in first-seen order)."""
+    data = Path(path).read_bytes()
+    if len(data) < 24 or data[:4] not in _PCAP_MAGIC:
+        raise ValueError(f"{path}: not a pcap file")
+    endian, tick = _PCAP_MAGIC[data[:4]]
+    rec = struct.Struct(endian + "IIII")
+    if struct.unpack_from(endian + "I", data, 20)[0] != 1:
+        raise ValueError(f"{path}: link type is not Ethernet")
+    dst = socket.inet_aton(dst_ip)
+    conns: dict[tuple[str, int], list[dict]] = {}
+    flat: list[dict] = []
+    ts_l, wb_l, tos_l, small_l, conn_l = [], [], [], [], []
+    off, n = 24, len(data)
+    hdr = HEADER.size
+    while off + 16 <= n:
+        sec, frac, incl, _ = rec.unpack_from(data, off)
+        p = off + 16
+        off = p + incl
+        if off > n:
+            break  # truncated last record (capture cut short)
+        # Ethernet (14) + IPv4 + TCP headers
+        if incl < 34 or data[p + 12:p + 14] != b"\x08\x00" or data[p + 23] != 6:
+            continue
+        if data[p + 30:p + 34] != dst:
+            continue
+        ihl = (data[p + 14] & 0x0F) * 4
+        ip_len = (data[p + 16] << 8) | data[p + 17]
+        tcp = p + 14 + ihl
+        if incl < 14 + ihl + 14:
+            continue
+        sport, _, seq = struct.unpack_from("!HHI", data, tcp)
+        doff = (data[tcp + 12] >> 4) * 4
+        syn = data[tcp + 13] & 0x02
+        payload = ip_len - ihl - doff
+        if payload < 0:
+            payload = 0
+        ts = sec + frac * tick
+        key = (socket.inet_ntoa(data[p + 26:p + 30]), sport)
+        lst = conns.get(key)
+        c = lst[-1] if lst else None
+        if c is None or (syn and seq != c["isn"]):
+            # a new connection (an ephemeral port is reused by later flows)
+            isn = seq if syn else (seq - 1) % 2**32
+            c = {"first_s": ts, "isn": isn, "high": 0, "payload_bytes": 0,
+                 "wire_payload_bytes": 0, "packets": 0, "contig": 1, "holes": [],
+                 "complete_s": None, "key": None, "size": None, "index": len(flat)}
+            conns.setdefault(key, []).append(c)
+            flat.append(c)
+        c["last_s"] = ts
+        c["packets"] += 1
+        if payload:
+            rel = (seq - c["isn"]) % 2**32
+            end = rel + payload
+            if end > c["high"]:
+                c["high"] = end
+            c["wire_payload_bytes"] += payload
+            if rel == 1 and c["key"] is None and incl >= 14 + ihl + doff + hdr and payload >= hdr:
+                c["key"], c["size"] = HEADER.unpack_from(data, tcp + doff)
+            if rel <= c["contig"]:
+                if end > c["contig"]:
+                    c["contig"] = end
+                    holes = c["holes"]
+                    while holes:  # segments that arrived early now join the contiguous range
+                        grown = False
+                        for h in list(holes):
+                            if h[0] <= c["contig"]:
+                                c["contig"] = max(c["contig"], h[1])
+                                holes.remove(h)
+                                grown = True
+                        if not grown:
+                            break
+                    c["complete_s"] = ts
+            else:
+                c["holes"].append((rel, end))
+        ts_l.append(ts)
+        wb_l.append(ip_len + 14)
+        tos_l.append(data[p + 15])
+        small_l.append(ip_len < SMALL_PACKET_BYTES)
+        conn_l.append(c["index"])
+    for c in flat:
+        c["payload_bytes"] = max(c["high"] - 1, 0)  # distinct bytes (the SYN takes seq 1)
+        c["delivered_bytes"] = c["contig"] - 1
+        c["complete"] = c["size"] is not None and c["delivered_bytes"] >= hdr + c["size"]
+        del c["holes"], c["contig"]
+    packets = {"t": np.array(ts_l, dtype=float), "wire_bytes": np.array(wb_l, dtype=np.int64),
+               "tos": np.array(tos_l, dtype=np.int64), "small": np.array(small_l, dtype=bool),
+               "conn": np.array(conn_l, dtype=np.int64)}
+    return conns, packets
+
+
+def class_of_tos(tos: np.ndarray, num_classes: int) -> np.ndarray:
+    """Priority class of each packet's queue (qos.py): TOS (k+1)<<2 -> k, else the default
+    (lowest) class num_classes - 1."""
+    k = (np.asarray(tos) >> 2) - 1
+    return np.where((k >= 0) & (k < num_classes) & ((np.asarray(tos) & 3) == 0), k, num_classes - 1)
+
+
+def priority_isolation(packets: dict[str, dict[str, np.ndarray]], *, port_rate_bps: float,
+                       num_classes: int, window_s: float = ISOLATION_WINDOW_S,
+                       time_scale: float = 1.0) -> dict[str, Any]:
+    """Share of a port that lower classes got while a higher class was backlogged there.
+
+    Per switch port, time is cut into windows of ``window_s`` emulated seconds
+    (``time_scale`` converts: a window is ``window_s`` of packet time). A window counts
+    when (1) the port carried >= ``SATURATED`` of its rate (so some queue was backlogged),
+    (2) at least two connections in different classes were open across the whole window
+    (first packet before it, last packet after it): the highest of their classes is the
+    "top" class, the others are "lower" classes that had data to send. A connection's
+    class in a window is that of its last data packet up to the window's end. In counted
+    windows, ``lower_share`` = bytes of data packets in classes below the top / all data
+    bytes, and ``lower_share_per_class`` divides by the number of lower classes open.
+    Strict priority with a guaranteed ``MIN_SHARE`` per class (qos.py) predicts
+    ``lower_share_per_class`` about MIN_SHARE (0.01); plain sharing would give ~1/(n+1).
+    Control packets (< 128 B, all in the top queue) are left out.
+    """
+    del time_scale  # windows are in packet (emulated) time; kept for a uniform signature
+    cap_bytes = port_rate_bps / 8.0 * window_s
+    low_b = all_b = per_class_den = 0.0
+    windows = counted = 0
+    for pk in packets.values():
+        data = ~pk["small"]
+        t, wb, conn = pk["t"][data], pk["wire_bytes"][data], pk["conn"][data]
+        if len(t) == 0:
+            continue
+        cls = class_of_tos(pk["tos"][data], num_classes)
+        ids = np.unique(conn)
+        first = {c: pk["t"][pk["conn"] == c].min() for c in ids}
+        last = {c: pk["t"][pk["conn"] == c].max() for c in ids}
+        t_c = {c: t[conn == c] for c in ids}
+        k_c = {c: cls[conn == c] for c in ids}
+        w0, w1 = t.min(), t.max()
+        nw = int((w1 - w0) // window_s)
+        for w in range(nw):
+            a, b = w0 + w * window_s, w0 + (w + 1) * window_s
+            windows += 1
+            m = (t >= a) & (t < b)
+            tot = wb[m].sum()
+            if tot < SATURATED * cap_bytes:
                 continue
-            dst = socket.inet_aton(dst_ip)
-            with RawPcapReader(str(pcap)) as rd:
-                for data, meta in rd:
-                    # Ethernet (14) + IPv4 + TCP headers, read with struct (no dissection)
-                    if len(data) < 34 or data[12:14] != b"\x08\x00" or data[23] != 6:
-                        continue
-                    if data[30:34] != dst:
-                        continue
-                    ihl = (data[14] & 0x0F) * 4
-                    ip_len = struct.unpack_from("!H", data, 16)[0]
-                    t = 14 + ihl
-                    if len(data) < t + 14:
-                        continue
-                    sport, _, seq = struct.unpack_from("!HHI", data, t)
-                    doff = (data[t + 12] >> 4) * 4
-                    syn = bool(data[t + 13] & 0x02)
-                    payload = max(ip_len - ihl - doff, 0)
-                    ts = meta.sec + meta.usec / 1e6 if hasattr(meta, "usec") else float(meta.sec)
-                    key = (socket.inet_ntoa(data[26:30]), sport)
-                    lst = conns.setdefault(key, [])
-                    c = lst[-1] if lst else None
-                    if c is None or (syn and seq != c["isn"]):
-                        # a new connection (an ephemeral port is reused by later flows)
-                        isn = seq if syn else (seq - 1) % 2**32
-                        c = {"first_s": ts, "isn": isn, "high": 0, "payload_bytes": 0,
-                             "wire_payload_bytes": 0, "packets": 0}
-                        lst.append(c)
-                    c["last_s"] = ts
-                    rel = (seq - c["isn"]) % 2**32
-                    if payload:
-                        c["high"] = max(c["high"], rel + payload)
-                    c["payload_bytes"] = max(c["high"] - 1, 0)  # distinct bytes (SYN takes 1)
-                    c["wire_payload_bytes"] += payload         # retransmissions included
-                    c["packets"] += 1
-        return conns
+            open_cls = set()
+            for c in ids:
+                if first[c] <= a and last[c] >= b:
+                    i = np.searchsorted(t_c[c], b, side="left") - 1
+                    if i >= 0:
+                        open_cls.add(int(k_c[c][i]))
+            if len(open_cls) < 2:
+                continue
+            top = min(open_cls)
+            counted += 1
+            low = wb[m][cls[m] > top].sum()
+            low_b += low
+            all_b += tot
+            per_class_den += tot * (len(open_cls) - 1)
+    return {"lower_share": low_b / all_b if all_b else None,
+            "lower_share_per_class": low_b / per_class_den if per_class_den else None,
+            "windows_counted": counted, "windows": windows, "window_emulated_s": window_s,
+            "saturated_at": SATURATED}
+
+
+def _clock_map(clock: list[tuple[float, float]]):
+    """pcap (CLOCK_REALTIME) seconds -> the driver's CLOCK_MONOTONIC, with the offset
+    interpolated linearly between the samples taken at the run's start and end."""
+    (m0, o0), (m1, o1) = clock[0], clock[-1]
+    r0, r1 = m0 + o0, m1 + o1
+
+    def to_mono(r: float) -> float:
+        o = o0 if r1 == r0 else o0 + (o1 - o0) * (r - r0) / (r1 - r0)
+        return r - o
+    return to_mono
+
+
+def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: float,
+                    time_scale: float, port_rate_bps: float, num_classes: int,
+                    reported_stages: list[dict], release_at_zero: bool = False) -> dict[str, Any]:
+    """Write ``flows_capture.csv``, ``coflows_capture.csv``, ``stages_capture.csv`` (trace
+    seconds) and return run.json's capture-derived fields: avg SCT from the packets, its
+    agreement with the reported SCTs, priority isolation and the reader's speed."""
+    import pandas as pd
+    from emulation.state import ClusterState
+    st = ClusterState(scaled, topo, release_at_zero=release_at_zero)  # static trace tables only
+    from emulation.mininet.run import trace_flow_sizes
+    sizes = trace_flow_sizes(trace)
+    conns = cap.parse()
+    to_mono = _clock_map(clock)
+    tmpl_of_tf = np.repeat(np.arange(len(st.t_f0)), st.t_f1 - st.t_f0)
+    job_of_tmpl = np.repeat(np.arange(len(st.job_ids)), st.job_t1 - st.job_t0)
+    # connections that carried a flow header, grouped into coflow instances
+    by_cid: dict[int, list[dict]] = {}
+    unnamed = 0
+    for lst in conns.values():
+        for c in lst:
+            if c["key"] is None:
+                unnamed += 1
+                continue
+            by_cid.setdefault(c["key"] >> 32, []).append(c)
+    iters: dict[int, list[int]] = {}  # template -> coflow instance ids in release order
+    tmpl_of_cid = {}
+    for cid, cs in by_cid.items():
+        t = int(tmpl_of_tf[cs[0]["key"] & 0xFFFFFFFF])
+        tmpl_of_cid[cid] = t
+        iters.setdefault(t, []).append(cid)
+    for v in iters.values():
+        v.sort()
+
+    def em(r: float | None) -> float:  # pcap time -> emulated seconds since t0
+        return np.nan if r is None else to_mono(r) - t0
+
+    flow_rows, coflow_rows = [], []
+    job_end: dict[int, float] = {}
+    for cid, cs in sorted(by_cid.items()):
+        t = tmpl_of_cid[cid]
+        j = int(job_of_tmpl[t])
+        k = t - int(st.job_t0[j])
+        it = iters[t].index(cid)
+        coflow_id = f"{st.job_ids[j]}/i{it}/c{k}"
+        n_exp = int(st.t_f1[t] - st.t_f0[t])
+        ends, starts, n_ok = [], [], 0
+        for c in sorted(cs, key=lambda c: c["key"]):
+            tf = c["key"] & 0xFFFFFFFF
+            s_em, e_em = em(c["first_s"]), em(c["complete_s"]) if c["complete"] else np.nan
+            n_ok += bool(c["complete"])
+            starts.append(s_em)
+            ends.append(e_em)
+            flow_rows.append({
+                "flow_id": f"{coflow_id}/f{tf - int(st.t_f0[t])}", "coflow_id": coflow_id,
+                "src": st.tf_src[tf], "dst": st.tf_dst[tf], "size_bytes": int(sizes[tf]),
+                "start_s": s_em / time_scale, "end_s": e_em / time_scale,
+                "complete": bool(c["complete"]), "packets": c["packets"],
+                "retransmitted_emulated_bytes": c["wire_payload_bytes"] - c["payload_bytes"],
+                "start_emulated_s": s_em, "end_emulated_s": e_em})
+        done = n_ok == n_exp and len(cs) == n_exp
+        end = max(ends) if done else np.nan
+        first = min(starts)
+        coflow_rows.append({
+            "coflow_id": coflow_id, "stage_id": st.stage_ids[int(st.job_stage[j])],
+            "job_id": st.job_ids[j], "iteration": it, "index": k,
+            "first_packet_s": first / time_scale, "end_s": end / time_scale,
+            "cct_s": (end - first) / time_scale, "num_flows": n_exp, "flows_seen": len(cs),
+            "flows_complete": n_ok, "first_packet_emulated_s": first, "end_emulated_s": end,
+            "cct_emulated_s": end - first})
+        last = it == st.job_iters[j] - 1 and t == st.job_t1[j] - 1
+        if last:
+            job_end[j] = end
+    # stages: start = arrival or the capture-derived end of the stages depended on
+    stages = scaled.stages()
+    sidx = {s.stage_id: i for i, s in enumerate(stages)}
+    arrival = {a.app_id: (0.0 if release_at_zero else a.arrival_s) for a in scaled.apps}
+    start_em = np.full(len(stages), np.nan)
+    end_em = np.full(len(stages), np.nan)  # NaN: not complete in the capture
+    resolved = np.zeros(len(stages), dtype=bool)
+    for _ in range(len(stages)):  # dependency order (each pass resolves at least one stage)
+        for i, s in enumerate(stages):
+            if resolved[i] or not all(resolved[sidx[d]] for d in s.depends_on):
+                continue
+            resolved[i] = True
+            start_em[i] = max([arrival[s.app_id], *(end_em[sidx[d]] for d in s.depends_on)])
+            je = [start_em[i] + st.job_iters[j] * st.job_compute[j]  # compute-only job
+                  if st.job_t1[j] == st.job_t0[j] else job_end.get(j, np.nan)
+                  for j in st.stage_jobs[i]]
+            end_em[i] = max(je) if je else start_em[i]  # max() keeps a NaN: incomplete
+            if any(np.isnan(je)):
+                end_em[i] = np.nan
+    stage_rows = [{"stage_id": s.stage_id, "app_id": s.app_id, "start_s": start_em[i] / time_scale,
+                   "end_s": end_em[i] / time_scale, "sct_s": (end_em[i] - start_em[i]) / time_scale,
+                   "start_emulated_s": start_em[i], "end_emulated_s": end_em[i],
+                   "sct_emulated_s": end_em[i] - start_em[i]} for i, s in enumerate(stages)]
+    pd.DataFrame(flow_rows, columns=CAPTURE_FLOW_COLUMNS).to_csv(out / "flows_capture.csv", index=False)
+    pd.DataFrame(coflow_rows, columns=CAPTURE_COFLOW_COLUMNS).to_csv(out / "coflows_capture.csv",
+                                                                     index=False)
+    pd.DataFrame(stage_rows, columns=CAPTURE_STAGE_COLUMNS).to_csv(out / "stages_capture.csv",
+                                                                   index=False)
+    cmp = compare_sct(stage_rows, reported_stages)
+    sct = np.array([r["sct_s"] for r in stage_rows])
+    iso = priority_isolation(cap.packets, port_rate_bps=port_rate_bps, num_classes=num_classes)
+    return {"avg_sct_capture_s": float(np.mean(sct)) if len(sct) and not np.isnan(sct).any() else None,
+            "capture_vs_reported": {**cmp, "flows_complete": sum(r["complete"] for r in flow_rows),
+                                    "flows_seen": len(flow_rows), "connections_without_header": unnamed,
+                                    "clock_offset_drift_s": clock[-1][1] - clock[0][1]},
+            "priority_isolation": iso,
+            "capture_reader": cap.read_stats}
+
+
+def compare_sct(capture_stages: list[dict], reported_stages: list[dict]) -> dict[str, Any]:
+    """Capture-derived minus reported SCT per stage (trace seconds): median and max of the
+    absolute difference, the largest relative one, and how many stages had both."""
+    rep = {r["stage_id"]: r["sct_s"] for r in reported_stages}
+    d, rel = [], []
+    for r in capture_stages:
+        if r["stage_id"] in rep and np.isfinite(r["sct_s"]) and np.isfinite(rep[r["stage_id"]]):
+            diff = r["sct_s"] - rep[r["stage_id"]]
+            d.append(diff)
+            rel.append(abs(diff) / rep[r["stage_id"]] if rep[r["stage_id"]] > 0 else np.nan)
+    a = np.abs(np.array(d))
+    return {"sct_abs_diff_median_s": float(np.median(a)) if len(a) else None,
+            "sct_abs_diff_max_s": float(a.max()) if len(a) else None,
+            "sct_diff_mean_s": float(np.mean(d)) if len(d) else None,
+            "sct_rel_diff_max": float(np.nanmax(rel)) if len(rel) else None,
+            "stages_compared": len(d), "stages": len(capture_stages)}
+
+
+CAPTURE_FLOW_COLUMNS = ["flow_id", "coflow_id", "src", "dst", "size_bytes", "start_s", "end_s",
+                        "complete", "packets", "retransmitted_emulated_bytes", "start_emulated_s",
+                        "end_emulated_s"]
+CAPTURE_COFLOW_COLUMNS = ["coflow_id", "stage_id", "job_id", "iteration", "index",
+                          "first_packet_s", "end_s", "cct_s", "num_flows", "flows_seen",
+                          "flows_complete", "first_packet_emulated_s", "end_emulated_s",
+                          "cct_emulated_s"]
+CAPTURE_STAGE_COLUMNS = ["stage_id", "app_id", "start_s", "end_s", "sct_s", "start_emulated_s",
+                         "end_emulated_s", "sct_emulated_s"]

@@ -4,8 +4,16 @@ the host agents, drive the trace in real time, capture, and write the records.
 Scale (recorded in run.json): link rates x ``rate_scale``; time x ``time_scale`` (compute
 gaps and arrivals); bytes x ``rate_scale * time_scale``, so every transfer takes
 ``time_scale`` times its unscaled duration and the compute/communication ratio is kept.
-Records are in emulated seconds and bytes; stages.csv adds ``sct_trace_s`` (= sct_s /
-time_scale) and run.json ``avg_sct_trace_s``: the unscaled figures.
+Records share the fluid backend's time base: ``start_s``, ``end_s``, ``sct_s``,
+``release_s``, ``cct_s`` and ``size_bytes`` are in TRACE seconds and bytes (emulated
+seconds / ``time_scale``, the trace's own flow sizes), so a Mininet run's files and its
+fluid twin's compare column by column. The emulated figures sit beside them under their
+own names (``*_emulated_s``, ``size_emulated_bytes``; run.json ``avg_sct_emulated_s`` ...).
+Wall-clock quantities of the emulation itself (``class_latency_emulated_s``) stay in
+emulated seconds and say so in their names.
+
+Capture-derived records (``*_capture.csv``, see ``emulation/mininet/capture.py``) give
+the same completion times measured from the packets that crossed the switch.
 
 The driver (this process, root namespace) owns the authoritative ``ClusterState`` and
 its timers in wall-clock time; it tells sender agents to start flows when coflows are
@@ -34,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from emulation.mininet.capture import Capture
+from emulation.mininet.capture import Capture, capture_records
 from emulation.mininet.net import build_net, require_root
 from emulation.mininet.protocol import LineChannel
 from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
@@ -82,6 +90,8 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         raise RunError(why)
     if not 1 <= priority_classes <= 8:
         raise RunError("the packet backend supports 1..8 priority classes")
+    from emulation import kernels
+    kernels.warm_up()  # the driver's state retires flows with numba: load it before t = 0
     wall0 = time.perf_counter()
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
@@ -117,7 +127,8 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         sched = subprocess.Popen([sys.executable, "-m", "emulation.mininet.scheduler_proc",
                                   "--run-dir", str(out), "--sock-dir", sock_dir],
                                  cwd=REPO, env=env, stderr=_log_file(files, out / "scheduler.log"))
-        _wait_for(lambda: os.path.exists(os.path.join(sock_dir, "sched.sock")), 30,
+        # the scheduler binds its socket after its warm-up (numba kernels: seconds when cold)
+        _wait_for(lambda: os.path.exists(os.path.join(sock_dir, "sched.sock")), 120,
                   "the scheduler process did not start (see scheduler.log)", sched)
         sch = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sch.connect(os.path.join(sock_dir, "sched.sock"))
@@ -152,14 +163,14 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         for ch in chans.values():
             ch.sock.settimeout(10)
             ch.send({"op": "exit"})
-        applied = {}
+        applied: dict[str, dict[int, float]] = {}  # host -> cid -> class first set
         lost = False
         for h, ch in chans.items():
             for _ in range(100):
                 msgs = ch.recv_ready()
                 bye = [m for m in msgs if m["op"] == "bye"]
                 if bye:
-                    applied.update({int(k): v for k, v in bye[0]["applied"].items()})
+                    applied[h] = {int(k): v for k, v in bye[0]["applied"].items()}
                     lost |= bye[0]["scheduler_lost"]
                     break
         try:
@@ -181,12 +192,10 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     t0 = result["t0"]
     flows_log = result["flows"]
     rec = state.records({"sim_wall_s": time.perf_counter() - wall0})
-    capture_info = _check_capture(cap, flows_log, ip_of, t0) if cap else {"enabled": False}
-    for s in rec.stages:
-        s["sct_trace_s"] = s["sct_s"] / time_scale
-    stats = summary_stats(np.array([s["sct_s"] for s in rec.stages]))
-    cct = np.array([c["cct_s"] for c in rec.coflows])
-    lat = [applied[c] - (t0 + state.c_release[c]) for c in range(len(state.c_job)) if c in applied]
+    stages, coflows, flows = to_trace_time(rec, state, trace, time_scale=time_scale)
+    stats_em = summary_stats(np.array([s["sct_emulated_s"] for s in stages]))
+    stats = summary_stats(np.array([s["sct_s"] for s in stages]))
+    cct = np.array([c["cct_s"] for c in coflows])
     sched_info = {}
     if (out / "scheduler.json").exists():
         sched_info = json.loads((out / "scheduler.json").read_text())
@@ -195,25 +204,106 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         "backend": "mininet", "policy": policy, "seed": trace.seed,
         "trace_path": str(trace_path), "trace_sha256": file_sha256(trace_path),
         "num_priority_classes": priority_classes, "release_at_zero": release_at_zero,
-        **stats, "avg_sct_trace_s": stats["avg_sct_s"] / time_scale,
+        "time_base": "trace seconds (emulated seconds / time_scale) unless named *_emulated_s",
+        **stats, **{k.replace("_sct_s", "_sct_emulated_s"): v for k, v in stats_em.items()},
         "avg_cct_s": float(cct.mean()) if len(cct) else None,
-        "num_stages": len(rec.stages), "num_coflows": len(rec.coflows),
-        "num_flows": rec.flows.num_rows,
+        "avg_cct_emulated_s": float(cct.mean()) * time_scale if len(cct) else None,
+        "num_stages": len(stages), "num_coflows": len(coflows),
+        "num_flows": len(flows["flow_id"]),
         "scale": {"rate_scale": rate_scale, "time_scale": time_scale,
                   "size_scale": rate_scale * time_scale},
         "topology": {**to_dict(topo_scaled_cfg), "unscaled_link_rate_bps": topo_cfg.link_rate_bps},
         "degraded": bool(degraded),
         "flow_errors": sum(1 for f in flows_log.values() if f.get("error")),
-        "class_latency_s": {"median": float(np.median(lat)) if lat else None,
-                            "p95": float(np.percentile(lat, 95)) if lat else None,
-                            "max": float(max(lat)) if lat else None, "coflows": len(lat)},
+        "class_latency_emulated_s": class_latency(state, flows_log, applied, t0),
         "scheduler_decisions": sched_info.get("decisions"),
-        "capture": capture_info,
+        "scheduler_warm_up_s": sched_info.get("warm_up_s"),
         "versions": versions(), "git_sha": git_sha(),
         **(extra or {}),
     }
+    if cap:
+        run["capture"] = _check_capture(cap, flows_log, ip_of, t0)
+        run.update(capture_records(cap, out, scaled=scaled, trace=trace, topo=topo,
+                                   clock=result["clock"], t0=t0, time_scale=time_scale,
+                                   release_at_zero=release_at_zero,
+                                   port_rate_bps=topo_scaled_cfg.link_rate_bps,
+                                   num_classes=priority_classes, reported_stages=stages))
+    else:
+        run["capture"] = {"enabled": False}
     run["wall_s"] = time.perf_counter() - wall0
-    return write_records(out, stages=rec.stages, coflows=rec.coflows, flows=rec.flows, run=run)
+    return write_records(out, stages=stages, coflows=coflows, flows=flows, run=run,
+                         extra_columns=EMULATED_COLUMNS)
+
+
+EMULATED_COLUMNS = {
+    "stages": ["start_emulated_s", "end_emulated_s", "sct_emulated_s"],
+    "coflows": ["release_emulated_s", "end_emulated_s", "cct_emulated_s", "size_emulated_bytes"],
+    "flows": ["release_emulated_s", "start_emulated_s", "end_emulated_s", "size_emulated_bytes"],
+}
+
+
+def trace_flow_sizes(trace: Trace) -> np.ndarray:
+    """Every template flow's size in ``ClusterState`` order (stages, jobs, coflows, flows)."""
+    return np.array([f.size_bytes for s in trace.stages() for j in s.jobs for c in j.coflows
+                     for f in c.flows], dtype=np.int64)
+
+
+def to_trace_time(rec, state: ClusterState, trace: Trace, *, time_scale: float
+                  ) -> tuple[list[dict], list[dict], dict[str, Any]]:
+    """The driver's records (emulated seconds and bytes of the scaled trace) in trace seconds
+    and the unscaled trace's bytes, the emulated values kept as ``*_emulated_*`` columns."""
+    sizes = trace_flow_sizes(trace)
+    if len(sizes) != len(state.tf_size):
+        raise RunError("the scaled trace does not have the original's flows")
+    j_of = {jid: j for j, jid in enumerate(state.job_ids)}
+
+    def tmpl(coflow_id: str) -> int:  # "<job id>/i<iteration>/c<index>"
+        job, _, c = coflow_id.rsplit("/", 2)
+        return int(state.job_t0[j_of[job]]) + int(c[1:])
+
+    stages = []
+    for st in rec.stages:
+        stages.append({**st, **{f"{k}_emulated_s": st[f"{k}_s"] for k in ("start", "end", "sct")},
+                       **{f"{k}_s": st[f"{k}_s"] / time_scale for k in ("start", "end", "sct")}})
+    coflows = []
+    for c in rec.coflows:
+        t = tmpl(c["coflow_id"])
+        coflows.append({**c, **{f"{k}_emulated_s": c[f"{k}_s"] for k in ("release", "end", "cct")},
+                        **{f"{k}_s": c[f"{k}_s"] / time_scale for k in ("release", "end", "cct")},
+                        "size_emulated_bytes": c["size_bytes"],
+                        "size_bytes": int(sizes[state.t_f0[t]:state.t_f1[t]].sum())})
+    flows: dict[str, Any] = {k: rec.flows[k] for k in rec.flows}
+    tf = np.array([state.t_f0[tmpl(fid.rsplit("/", 1)[0])] + int(fid.rsplit("/f", 1)[1])
+                   for fid in flows["flow_id"]], dtype=np.int64)
+    flows["size_emulated_bytes"] = np.asarray(flows["size_bytes"])
+    flows["size_bytes"] = sizes[tf] if len(tf) else np.zeros(0, dtype=np.int64)
+    for k in ("release", "start", "end"):
+        flows[f"{k}_emulated_s"] = np.asarray(flows[f"{k}_s"], dtype=float)
+        flows[f"{k}_s"] = flows[f"{k}_emulated_s"] / time_scale
+    return stages, coflows, flows
+
+
+def class_latency(state: ClusterState, flows_log: dict[int, dict], applied: dict[str, dict],
+                  t0: float) -> dict[str, Any]:
+    """Scheduler reaction per coflow, in emulated (wall-clock) seconds: from the coflow's
+    release to the moment its class was set on its sockets by the LAST of its sender
+    agents. Only coflows that got a class push are counted; ``coflows_without_push`` says
+    how many ran in the default class throughout (e.g. a policy that never reorders)."""
+    senders: dict[int, set[str]] = {}
+    for key, f in flows_log.items():
+        senders.setdefault(key >> 32, set()).add(f["src_host"])
+    lat, missing = [], 0
+    for cid in range(len(state.c_job)):
+        ts = [applied.get(h, {}).get(cid) for h in senders.get(cid, ())]
+        if not ts or any(t is None for t in ts):
+            missing += 1
+            continue
+        lat.append(max(ts) - (t0 + state.c_release[cid]))
+    a = np.array(lat)
+    return {"median": float(np.median(a)) if len(a) else None,
+            "p95": float(np.percentile(a, 95)) if len(a) else None,
+            "max": float(a.max()) if len(a) else None,
+            "coflows": len(a), "coflows_without_push": missing}
 
 
 def _log_file(files: list, path: Path):
@@ -247,6 +337,7 @@ def _drive(state: ClusterState, trace: Trace, chans, agents, sched, sched_ch, ip
     sched_alive = True
     released = 0
     t0 = time.monotonic()
+    clock = [_clock_offset()]  # (monotonic, realtime - monotonic) at start and end
 
     def forward(msg):
         nonlocal sched_alive, degraded
@@ -329,7 +420,21 @@ def _drive(state: ClusterState, trace: Trace, chans, agents, sched, sched_ch, ip
         if changed:
             release_new()
             forward({"op": "decide"})
-    return {"t0": t0, "flows": flows, "degraded": degraded}
+    clock.append(_clock_offset())
+    return {"t0": t0, "flows": flows, "degraded": degraded, "clock": clock}
+
+
+def _clock_offset() -> tuple[float, float]:
+    """(monotonic now, CLOCK_REALTIME - CLOCK_MONOTONIC): maps pcap times (realtime) onto
+    the driver's clock; the tightest of a few samples."""
+    best = None
+    for _ in range(5):
+        a = time.monotonic()
+        r = time.time()
+        b = time.monotonic()
+        if best is None or b - a < best[0]:
+            best = (b - a, (a + b) / 2, r - (a + b) / 2)
+    return best[1], best[2]
 
 
 def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, str], t0: float
