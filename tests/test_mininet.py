@@ -181,3 +181,58 @@ def test_without_root_exits_2_with_one_line(testbed_trace):
                        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().count("\n") == 0 and "root" in r.stderr
+
+
+def test_priority_isolation_measured_from_the_capture(tmp_path):
+    """Two bulk flows (cubic, iperf3) from two senders into one receiver, class 0 and class
+    7, with the run's capture on every switch port. Under the HTB strict-priority queues the
+    class-7 flow may only get about its guaranteed 1% while class 0 is queued; the bound
+    0.05 leaves room for HTB's 20 kB burst and class changes. Control: the same flows with
+    the receiver's switch port reduced to one FIFO (no priority); the measure must then
+    report a share far above the bound (about 0.5), i.e. the test catches lost priority."""
+    from emulation.mininet.capture import Capture, priority_isolation
+    from emulation.mininet.net import build_net
+    from emulation.mininet.qos import tos_for_class
+    from emulation.topology import big_switch
+    rate = 20e6
+
+    def measure(out: Path, fifo: bool) -> dict:
+        out.mkdir()
+        en = build_net(big_switch(3, rate), num_classes=8)
+        cap = None
+        try:
+            ports = {}
+            for h in ("h0", "h1", "h2"):
+                intf = en.host(h).intfList()[0]
+                peer = intf.link.intf2 if intf.link.intf1 is intf else intf.link.intf1
+                ports[peer.name] = en.ips[h]
+            rx_port = [p for p, ip in ports.items() if ip == en.ips["h2"]][0]
+            if fifo:  # no priority on the bottleneck: one queue, shaped to the same rate
+                subprocess.run(["tc", "qdisc", "del", "dev", rx_port, "root"], check=True)
+                subprocess.run(["tc", "qdisc", "add", "dev", rx_port, "root", "handle", "1:",
+                                "htb", "default", "10"], check=True)
+                subprocess.run(["tc", "class", "add", "dev", rx_port, "parent", "1:", "classid",
+                                "1:10", "htb", "rate", f"{int(rate)}bit"], check=True)
+            cap = Capture(out, ports, bpf="tcp dst portrange 5201-5202")
+            h0, h1, h2 = en.host("h0"), en.host("h1"), en.host("h2")
+            servers = [h2.popen(["iperf3", "-s", "-p", str(p), "-1"]) for p in (5201, 5202)]
+            time.sleep(0.5)
+            ca = h0.popen(["iperf3", "-c", en.ips["h2"], "-p", "5201", "-t", "3", "-C", "cubic",
+                           "-S", str(tos_for_class(0))], stdout=subprocess.DEVNULL)
+            cb = h1.popen(["iperf3", "-c", en.ips["h2"], "-p", "5202", "-t", "3", "-C", "cubic",
+                           "-S", str(tos_for_class(7))], stdout=subprocess.DEVNULL)
+            for p in (ca, cb, *servers):
+                p.wait(timeout=30)
+        finally:
+            if cap is not None:
+                cap.stop()
+            en.stop()
+        cap.parse()
+        return priority_isolation(cap.packets, cap.ports, num_classes=8)
+
+    prio = measure(tmp_path / "prio", fifo=False)
+    fifo = measure(tmp_path / "fifo", fifo=True)
+    print(f"\nstrict priority: {prio}\none FIFO: {fifo}")
+    assert prio["departures_counted"] >= 100, prio
+    assert prio["lower_share_per_class"] <= 0.05, prio
+    assert fifo["lower_share_per_class"] >= 0.25, fifo

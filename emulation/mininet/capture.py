@@ -50,14 +50,13 @@ import numpy as np
 from emulation.mininet.protocol import DATA_PORT, HEADER
 
 SMALL_PACKET_BYTES = 128  # qos.py: IP packets shorter than this go to the top class
-ISOLATION_WINDOW_S = 0.1  # emulated seconds per isolation window (see priority_isolation)
-SATURATED = 0.9           # a window counts when the port carried >= this share of its rate
 
 
 class Capture:
     """tcpdump processes on switch ports; ``stop()`` ends them (only the PIDs it started)."""
 
-    def __init__(self, out_dir: Path, ports: dict[str, str]):
+    def __init__(self, out_dir: Path, ports: dict[str, str], *,
+                 bpf: str = f"tcp dst port {DATA_PORT}"):
         self.out_dir = Path(out_dir)
         self.procs: dict[str, subprocess.Popen] = {}
         self.ports = ports  # interface -> receiver ip
@@ -67,7 +66,7 @@ class Capture:
             pcap = self.out_dir / f"cap-{iface}.pcap"
             self.procs[iface] = subprocess.Popen(
                 ["tcpdump", "-i", iface, "-s", "96", "-U", "--immediate-mode", "-n", "-w", str(pcap),
-                 f"tcp dst port {DATA_PORT}"],
+                 bpf],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     @classmethod
@@ -109,7 +108,7 @@ class Capture:
                 for k, v in c.items():
                     conns.setdefault(k, []).extend(v)
                 packets[iface] = pk
-                n += len(pk["t"])
+                n += len(pk["t"]) + len(pk["ingress"])
             wall = time.perf_counter() - t
             self._parsed = {"conns": conns, "packets": packets,
                             "stats": {"packets": n, "read_wall_s": wall,
@@ -133,9 +132,11 @@ _PCAP_MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6
 
 def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]],
                                                dict[str, np.ndarray]]:
-    """One port's pcap: its connections (see the module docstring) and a packet table
-    (``t`` pcap seconds, ``wire_bytes`` = IP length + 14, ``tos``, ``small``, ``conn``
-    = index into the returned connections' flat list in first-seen order)."""
+    """One port's pcap: its connections (see the module docstring) and a packet table of
+    the packets leaving the switch to ``dst_ip`` (``t`` pcap seconds, ``wire_bytes`` = IP
+    length + 14, ``tos``, ``small``, ``seq``, ``sport``, ``src``, ``conn`` = index into the
+    port's connections in first-seen order), plus ``ingress``: the data packets the port's
+    host sent INTO the switch, as (t, dst ip, sport, seq, ip_len, tos) tuples."""
     data = Path(path).read_bytes()
     if len(data) < 24 or data[:4] not in _PCAP_MAGIC:
         raise ValueError(f"{path}: not a pcap file")
@@ -143,10 +144,15 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
     rec = struct.Struct(endian + "IIII")
     if struct.unpack_from(endian + "I", data, 20)[0] != 1:
         raise ValueError(f"{path}: link type is not Ethernet")
-    dst = socket.inet_aton(dst_ip)
+    dst = src_self = socket.inet_aton(dst_ip)
+
+    def frame_ts(sec: int, frac: int) -> float:
+        return sec + frac * tick
+
+    in_l: list[tuple] = []  # (t, dst ip bytes, sport, seq, ip_len, tos) of ingress packets
     conns: dict[tuple[str, int], list[dict]] = {}
     flat: list[dict] = []
-    ts_l, wb_l, tos_l, small_l, conn_l = [], [], [], [], []
+    ts_l, wb_l, tos_l, small_l, conn_l, seq_l, sp_l, src_l = [], [], [], [], [], [], [], []
     off, n = 24, len(data)
     hdr = HEADER.size
     while off + 16 <= n:
@@ -158,9 +164,15 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         # Ethernet (14) + IPv4 + TCP headers
         if incl < 34 or data[p + 12:p + 14] != b"\x08\x00" or data[p + 23] != 6:
             continue
-        if data[p + 30:p + 34] != dst:
-            continue
         ihl = (data[p + 14] & 0x0F) * 4
+        if data[p + 30:p + 34] != dst:
+            if data[p + 26:p + 30] == src_self and incl >= 14 + ihl + 8:
+                # sent by this port's host: the packet entering the switch (ingress)
+                sport, _, seq = struct.unpack_from("!HHI", data, p + 14 + ihl)
+                ip_len = (data[p + 16] << 8) | data[p + 17]
+                in_l.append((frame_ts(sec, frac), data[p + 30:p + 34], sport, seq, ip_len,
+                             data[p + 15]))
+            continue
         ip_len = (data[p + 16] << 8) | data[p + 17]
         tcp = p + 14 + ihl
         if incl < 14 + ihl + 14:
@@ -171,7 +183,7 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         payload = ip_len - ihl - doff
         if payload < 0:
             payload = 0
-        ts = sec + frac * tick
+        ts = frame_ts(sec, frac)
         key = (socket.inet_ntoa(data[p + 26:p + 30]), sport)
         lst = conns.get(key)
         c = lst[-1] if lst else None
@@ -210,6 +222,9 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
             else:
                 c["holes"].append((rel, end))
         ts_l.append(ts)
+        seq_l.append(seq)
+        sp_l.append(sport)
+        src_l.append(data[p + 26:p + 30])
         wb_l.append(ip_len + 14)
         tos_l.append(data[p + 15])
         small_l.append(ip_len < SMALL_PACKET_BYTES)
@@ -221,7 +236,10 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         del c["holes"], c["contig"]
     packets = {"t": np.array(ts_l, dtype=float), "wire_bytes": np.array(wb_l, dtype=np.int64),
                "tos": np.array(tos_l, dtype=np.int64), "small": np.array(small_l, dtype=bool),
-               "conn": np.array(conn_l, dtype=np.int64)}
+               "conn": np.array(conn_l, dtype=np.int64), "seq": np.array(seq_l, dtype=np.int64),
+               "sport": np.array(sp_l, dtype=np.int64),
+               "src": np.array([socket.inet_ntoa(x) for x in src_l], dtype=object),
+               "ingress": [(t, socket.inet_ntoa(d), sp, sq, ln, tos) for t, d, sp, sq, ln, tos in in_l]}
     return conns, packets
 
 
@@ -232,66 +250,70 @@ def class_of_tos(tos: np.ndarray, num_classes: int) -> np.ndarray:
     return np.where((k >= 0) & (k < num_classes) & ((np.asarray(tos) & 3) == 0), k, num_classes - 1)
 
 
-def priority_isolation(packets: dict[str, dict[str, np.ndarray]], *, port_rate_bps: float,
-                       num_classes: int, window_s: float = ISOLATION_WINDOW_S,
-                       time_scale: float = 1.0) -> dict[str, Any]:
-    """Share of a port that lower classes got while a higher class was backlogged there.
+def priority_isolation(packets: dict[str, dict[str, Any]], ports: dict[str, str], *,
+                       num_classes: int) -> dict[str, Any]:
+    """Share of a port that lower classes got while a higher class was backlogged there,
+    from the queues reconstructed out of the capture.
 
-    Per switch port, time is cut into windows of ``window_s`` emulated seconds
-    (``time_scale`` converts: a window is ``window_s`` of packet time). A window counts
-    when (1) the port carried >= ``SATURATED`` of its rate (so some queue was backlogged),
-    (2) at least two connections in different classes were open across the whole window
-    (first packet before it, last packet after it): the highest of their classes is the
-    "top" class, the others are "lower" classes that had data to send. A connection's
-    class in a window is that of its last data packet up to the window's end. In counted
-    windows, ``lower_share`` = bytes of data packets in classes below the top / all data
-    bytes, and ``lower_share_per_class`` divides by the number of lower classes open.
-    Strict priority with a guaranteed ``MIN_SHARE`` per class (qos.py) predicts
-    ``lower_share_per_class`` about MIN_SHARE (0.01); plain sharing would give ~1/(n+1).
+    Every data packet is captured twice: entering the switch on its sender's port and
+    leaving it on its receiver's port (after the port's HTB queues). Matching the two
+    copies (src, src port, seq, IP length; the latest unmatched entry before the exit, so
+    a retransmission pairs with itself) gives each packet's time in the port's queue;
+    copies that never left were dropped and are left out. At each departure the classes
+    with packets queued (the departing one included) are known exactly. Departures at
+    moments when two or more classes were queued are counted: ``lower_share`` = bytes of
+    such departures from classes below the highest queued one / all their bytes;
+    ``lower_share_per_class`` divides by the number of lower classes queued. Strict
+    priority with a guaranteed ``qos.MIN_SHARE`` per class predicts about MIN_SHARE per
+    lower class (0.01); sharing the port equally would give about 1/(classes queued).
     Control packets (< 128 B, all in the top queue) are left out.
     """
-    del time_scale  # windows are in packet (emulated) time; kept for a uniform signature
-    cap_bytes = port_rate_bps / 8.0 * window_s
-    low_b = all_b = per_class_den = 0.0
-    windows = counted = 0
+    import bisect
+    ingress: dict[tuple, list[float]] = {}
     for pk in packets.values():
-        data = ~pk["small"]
-        t, wb, conn = pk["t"][data], pk["wire_bytes"][data], pk["conn"][data]
-        if len(t) == 0:
-            continue
-        cls = class_of_tos(pk["tos"][data], num_classes)
-        ids = np.unique(conn)
-        first = {c: pk["t"][pk["conn"] == c].min() for c in ids}
-        last = {c: pk["t"][pk["conn"] == c].max() for c in ids}
-        t_c = {c: t[conn == c] for c in ids}
-        k_c = {c: cls[conn == c] for c in ids}
-        w0, w1 = t.min(), t.max()
-        nw = int((w1 - w0) // window_s)
-        for w in range(nw):
-            a, b = w0 + w * window_s, w0 + (w + 1) * window_s
-            windows += 1
-            m = (t >= a) & (t < b)
-            tot = wb[m].sum()
-            if tot < SATURATED * cap_bytes:
+        for t, dst, sport, seq, ip_len, _tos in pk["ingress"]:
+            if ip_len >= SMALL_PACKET_BYTES:
+                ingress.setdefault((dst, sport, seq, ip_len), []).append(t)
+    for v in ingress.values():
+        v.sort()
+    low_b = all_b = den = 0.0
+    departures = counted = unmatched = 0
+    for iface, pk in packets.items():
+        dst = ports[iface]
+        data = np.flatnonzero(~pk["small"])
+        cls = class_of_tos(pk["tos"], num_classes)
+        events = []  # (time, order, class, bytes): order 0 = enqueue, 1 = departure
+        for i in data[np.argsort(pk["t"][data], kind="stable")]:
+            te = pk["t"][i]
+            times = ingress.get((dst, int(pk["sport"][i]), int(pk["seq"][i]),
+                                 int(pk["wire_bytes"][i]) - 14))
+            j = bisect.bisect_right(times, te) - 1 if times else -1
+            if j < 0:
+                unmatched += 1
                 continue
-            open_cls = set()
-            for c in ids:
-                if first[c] <= a and last[c] >= b:
-                    i = np.searchsorted(t_c[c], b, side="left") - 1
-                    if i >= 0:
-                        open_cls.add(int(k_c[c][i]))
-            if len(open_cls) < 2:
+            ti = times.pop(j)
+            k = int(cls[i])
+            events.append((ti, 0, k, 0))
+            events.append((te, 1, k, int(pk["wire_bytes"][i])))
+        events.sort()
+        queued = np.zeros(num_classes, dtype=np.int64)
+        for _, kind, k, nbytes in events:
+            if kind == 0:
+                queued[k] += 1
                 continue
-            top = min(open_cls)
-            counted += 1
-            low = wb[m][cls[m] > top].sum()
-            low_b += low
-            all_b += tot
-            per_class_den += tot * (len(open_cls) - 1)
+            departures += 1
+            busy = np.flatnonzero(queued)
+            if len(busy) >= 2:
+                counted += 1
+                all_b += nbytes
+                den += nbytes * (len(busy) - 1)
+                if k > busy[0]:
+                    low_b += nbytes
+            queued[k] -= 1
     return {"lower_share": low_b / all_b if all_b else None,
-            "lower_share_per_class": low_b / per_class_den if per_class_den else None,
-            "windows_counted": counted, "windows": windows, "window_emulated_s": window_s,
-            "saturated_at": SATURATED}
+            "lower_share_per_class": low_b / den if den else None,
+            "departures_counted": counted, "departures": departures,
+            "departures_unmatched": unmatched}
 
 
 def _clock_map(clock: list[tuple[float, float]]):
@@ -307,7 +329,7 @@ def _clock_map(clock: list[tuple[float, float]]):
 
 
 def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: float,
-                    time_scale: float, port_rate_bps: float, num_classes: int,
+                    time_scale: float, num_classes: int,
                     reported_stages: list[dict], release_at_zero: bool = False) -> dict[str, Any]:
     """Write ``flows_capture.csv``, ``coflows_capture.csv``, ``stages_capture.csv`` (trace
     seconds) and return run.json's capture-derived fields: avg SCT from the packets, its
@@ -408,7 +430,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
                                                                    index=False)
     cmp = compare_sct(stage_rows, reported_stages)
     sct = np.array([r["sct_s"] for r in stage_rows])
-    iso = priority_isolation(cap.packets, port_rate_bps=port_rate_bps, num_classes=num_classes)
+    iso = priority_isolation(cap.packets, cap.ports, num_classes=num_classes)
     return {"avg_sct_capture_s": float(np.mean(sct)) if len(sct) and not np.isnan(sct).any() else None,
             "capture_vs_reported": {**cmp, "flows_complete": sum(r["complete"] for r in flow_rows),
                                     "flows_seen": len(flow_rows), "connections_without_header": unnamed,

@@ -119,6 +119,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
             peer = intf.link.intf2 if intf.link.intf1 is intf else intf.link.intf1
             ports[peer.name] = ip_of[h]
         if capture:
+            (out / "capture_ports.json").write_text(json.dumps(ports))  # iface -> receiver ip
             cap = Capture(out, ports)
         drv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         drv.bind(os.path.join(sock_dir, "driver.sock"))
@@ -226,7 +227,6 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         run.update(capture_records(cap, out, scaled=scaled, trace=trace, topo=topo,
                                    clock=result["clock"], t0=t0, time_scale=time_scale,
                                    release_at_zero=release_at_zero,
-                                   port_rate_bps=topo_scaled_cfg.link_rate_bps,
                                    num_classes=priority_classes, reported_stages=stages))
     else:
         run["capture"] = {"enabled": False}
