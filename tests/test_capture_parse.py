@@ -1,4 +1,7 @@
-"""Capture parsing: distinct bytes per connection, retransmissions once, reused ports split."""
+"""Capture parsing on synthetic pcaps built with scapy: distinct bytes per connection
+(retransmissions once, reused ports split), completion times under reordering,
+retransmission and a lost tail, and priority isolation from rebuilt queues. Expected
+values are worked out by hand in each test."""
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -25,11 +28,90 @@ def test_parse_counts_distinct_bytes_and_splits_reused_ports(tmp_path):
     for p in other:
         p[IP].dst = "10.0.0.9"
     wrpcap(str(tmp_path / "cap-sw-eth2.pcap"), a + b + other)
-    cap = Capture.__new__(Capture)
-    cap.out_dir, cap.ports, cap.procs, cap.drops = tmp_path, {"sw-eth2": "10.0.0.2"}, {}, {}
+    cap = Capture.from_files(tmp_path, {"sw-eth2": "10.0.0.2"})
     conns = cap.parse()
     first, second = conns[("10.0.0.1", 40000)]
     assert first["payload_bytes"] == 230          # 100 retransmitted bytes counted once
     assert first["wire_payload_bytes"] == 330     # the wire total keeps them
     assert second["payload_bytes"] == 70
     assert ("10.0.0.3", 40000) not in conns       # not addressed to this port's host
+
+
+# ---------------------------------------------------------------- completion times
+from emulation.mininet.capture import class_of_tos, priority_isolation  # noqa: E402
+from emulation.mininet.protocol import HEADER  # noqa: E402
+
+
+def _flow(src, sport, isn, size, segments, dst="10.0.0.2", tos=0):
+    """A SYN plus data segments (t, offset, length) of one flow whose payload is the
+    16-byte header (key, size) followed by ``size`` bytes."""
+    body = HEADER.pack((7 << 32) | 3, size) + bytes(range(256)) * (size // 256 + 1)
+    body = body[:16 + size]
+    syn = Ether() / IP(src=src, dst=dst, tos=tos) / TCP(sport=sport, dport=9000, flags="S", seq=isn)
+    syn.time = segments[0][0] - 0.001
+    out = [syn]
+    for t, off, n in segments:
+        p = (Ether() / IP(src=src, dst=dst, tos=tos) /
+             TCP(sport=sport, dport=9000, flags="A", seq=(isn + 1 + off) % 2**32) /
+             Raw(body[off:off + n]))
+        p.time = t
+        out.append(p)
+    return out
+
+
+def test_completion_with_reordering_retransmission_and_lost_tail(tmp_path):
+    # A: 300 payload bytes; the last segment arrives before the middle one (reordering),
+    #    the middle one is then retransmitted once more (duplicate): complete when the hole
+    #    is filled (t=1.003), not at the duplicate (1.004). ISN near 2^32: sequence wraps.
+    a = _flow("10.0.0.1", 40000, 2**32 - 120, 284,
+              [(1.001, 0, 100), (1.002, 200, 100), (1.003, 100, 100), (1.004, 100, 100)])
+    # B: the tail segment is lost before the port; a duplicate of the first segment (a
+    #    probe) passes at 2.2; the tail's retransmission passes at 2.3: complete at 2.3.
+    b = _flow("10.0.0.3", 40001, 5000, 184, [(2.001, 0, 100), (2.2, 0, 100), (2.3, 100, 100)])
+    # C: the tail never passes: not complete, 100 of 200 bytes delivered.
+    c = _flow("10.0.0.4", 40002, 9, 184, [(3.001, 0, 100)])
+    pk = sorted(a + b + c, key=lambda p: p.time)
+    wrpcap(str(tmp_path / "cap-sw-eth2.pcap"), pk)
+    cap = Capture.from_files(tmp_path, {"sw-eth2": "10.0.0.2"})
+    conns = cap.parse()
+    (fa,), (fb,), (fc,) = (conns[("10.0.0.1", 40000)], conns[("10.0.0.3", 40001)],
+                           conns[("10.0.0.4", 40002)])
+    assert (fa["key"], fa["size"]) == ((7 << 32) | 3, 284)   # header read from the packets
+    assert fa["complete"] and abs(fa["complete_s"] - 1.003) < 1e-6
+    assert fa["payload_bytes"] == 300 and fa["wire_payload_bytes"] == 400
+    assert fb["complete"] and abs(fb["complete_s"] - 2.3) < 1e-6
+    assert fb["wire_payload_bytes"] - fb["payload_bytes"] == 100
+    assert not fc["complete"] and fc["delivered_bytes"] == 100
+    assert cap.read_stats["packets"] == len(pk)
+
+
+def test_class_of_tos_matches_qos_marking():
+    from emulation.mininet.qos import tos_for_class
+    assert class_of_tos([tos_for_class(k) for k in range(8)], 8).tolist() == list(range(8))
+    assert class_of_tos([0, 1], 8).tolist() == [7, 7]   # unmarked / ECN bits: default class
+    assert class_of_tos([tos_for_class(5)], 4).tolist() == [3]
+
+
+def test_isolation_from_queues_rebuilt_out_of_two_ports(tmp_path):
+    """By hand: class-0 packets p1..p3 and one class-7 packet q enter the switch at t=0
+    (on their senders' ports) and leave the receiver's port at 1 (p1), 2 (q), 3 (p2),
+    4 (p3). At p1's and q's departures both classes are queued (counted); at p2's and
+    p3's only class 0 is. Counted bytes: p1 and q, q is lower: share 1/2."""
+    def pkt(src, sport, seq, tos, t):
+        p = (Ether() / IP(src=src, dst="10.0.0.2", tos=tos) /
+             TCP(sport=sport, dport=9000, flags="A", seq=seq) / Raw(b"x" * 1000))
+        p.time = t
+        return p
+    hi, lo = 1 << 2, 8 << 2
+    enter_a = [pkt("10.0.0.1", 1000, s, hi, 0.0) for s in (1, 1001, 2001)]
+    enter_b = [pkt("10.0.0.3", 2000, 1, lo, 0.0)]
+    leave = [pkt("10.0.0.1", 1000, 1, hi, 1.0), pkt("10.0.0.3", 2000, 1, lo, 2.0),
+             pkt("10.0.0.1", 1000, 1001, hi, 3.0), pkt("10.0.0.1", 1000, 2001, hi, 4.0)]
+    wrpcap(str(tmp_path / "cap-s-eth1.pcap"), enter_a)
+    wrpcap(str(tmp_path / "cap-s-eth3.pcap"), enter_b)
+    wrpcap(str(tmp_path / "cap-s-eth2.pcap"), leave)
+    ports = {"s-eth1": "10.0.0.1", "s-eth2": "10.0.0.2", "s-eth3": "10.0.0.3"}
+    cap = Capture.from_files(tmp_path, ports)
+    iso = priority_isolation(cap.packets, ports, num_classes=8)
+    assert iso["departures"] == 4 and iso["departures_counted"] == 2
+    assert iso["lower_share"] == 0.5 and iso["lower_share_per_class"] == 0.5
