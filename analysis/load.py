@@ -68,7 +68,8 @@ def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_twin_pairs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per stage of every Mininet run: its SCT and its fluid twin's (``twin/stages.csv``)."""
+    """Per stage of every Mininet run: its SCT and its fluid twin's (``twin/stages.csv``),
+    both from the ``sct_s`` column, which is in trace seconds in both backends' records."""
     parts = []
     for _, r in runs[runs.get("backend", pd.Series(dtype=str)) == "mininet"].iterrows():
         d = Path(r["run_dir"])
