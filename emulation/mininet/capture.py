@@ -184,7 +184,7 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         if payload < 0:
             payload = 0
         ts = frame_ts(sec, frac)
-        key = (socket.inet_ntoa(data[p + 26:p + 30]), sport)
+        key = (data[p + 26:p + 30], sport)  # src ip as bytes; text once at the end
         lst = conns.get(key)
         c = lst[-1] if lst else None
         if c is None or (syn and seq != c["isn"]):
@@ -224,7 +224,7 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         ts_l.append(ts)
         seq_l.append(seq)
         sp_l.append(sport)
-        src_l.append(data[p + 26:p + 30])
+        src_l.append(key[0])
         wb_l.append(ip_len + 14)
         tos_l.append(data[p + 15])
         small_l.append(ip_len < SMALL_PACKET_BYTES)
@@ -234,12 +234,15 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         c["delivered_bytes"] = c["contig"] - 1
         c["complete"] = c["size"] is not None and c["delivered_bytes"] >= hdr + c["size"]
         del c["holes"], c["contig"]
+    ip_text = {b: socket.inet_ntoa(b)
+               for b in set(src_l) | {k[0] for k in conns} | {x[1] for x in in_l}}
+    conns = {(ip_text[b], sport): v for (b, sport), v in conns.items()}
     packets = {"t": np.array(ts_l, dtype=float), "wire_bytes": np.array(wb_l, dtype=np.int64),
                "tos": np.array(tos_l, dtype=np.int64), "small": np.array(small_l, dtype=bool),
                "conn": np.array(conn_l, dtype=np.int64), "seq": np.array(seq_l, dtype=np.int64),
                "sport": np.array(sp_l, dtype=np.int64),
-               "src": np.array([socket.inet_ntoa(x) for x in src_l], dtype=object),
-               "ingress": [(t, socket.inet_ntoa(d), sp, sq, ln, tos) for t, d, sp, sq, ln, tos in in_l]}
+               "src": np.array([ip_text[x] for x in src_l], dtype=object),
+               "ingress": [(t, ip_text[d], sp, sq, ln, tos) for t, d, sp, sq, ln, tos in in_l]}
     return conns, packets
 
 
