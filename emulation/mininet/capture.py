@@ -36,6 +36,7 @@ iteration is the rank of its coflow instance id among those of the same template
 """
 from __future__ import annotations
 
+import bisect
 import re
 import signal
 import socket
@@ -46,8 +47,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from emulation.mininet.protocol import DATA_PORT, HEADER
+from emulation.state import ClusterState
 
 SMALL_PACKET_BYTES = 128  # qos.py: IP packets shorter than this go to the top class
 
@@ -271,7 +274,6 @@ def priority_isolation(packets: dict[str, dict[str, Any]], ports: dict[str, str]
     lower class (0.01); sharing the port equally would give about 1/(classes queued).
     Control packets (< 128 B, all in the top queue) are left out.
     """
-    import bisect
     ingress: dict[tuple, list[float]] = {}
     for pk in packets.values():
         for t, dst, sport, seq, ip_len, _tos in pk["ingress"]:
@@ -319,6 +321,12 @@ def priority_isolation(packets: dict[str, dict[str, Any]], ports: dict[str, str]
             "departures_unmatched": unmatched}
 
 
+def trace_flow_sizes(trace) -> np.ndarray:
+    """Every template flow's size in ``ClusterState`` order (stages, jobs, coflows, flows)."""
+    return np.array([f.size_bytes for s in trace.stages() for j in s.jobs for c in j.coflows
+                     for f in c.flows], dtype=np.int64)
+
+
 def _clock_map(clock: list[tuple[float, float]]):
     """pcap (CLOCK_REALTIME) seconds -> the driver's CLOCK_MONOTONIC, with the offset
     interpolated linearly between the samples taken at the run's start and end."""
@@ -337,10 +345,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
     """Write ``flows_capture.csv``, ``coflows_capture.csv``, ``stages_capture.csv`` (trace
     seconds) and return run.json's capture-derived fields: avg SCT from the packets, its
     agreement with the reported SCTs, priority isolation and the reader's speed."""
-    import pandas as pd
-    from emulation.state import ClusterState
     st = ClusterState(scaled, topo, release_at_zero=release_at_zero)  # static trace tables only
-    from emulation.mininet.run import trace_flow_sizes
     sizes = trace_flow_sizes(trace)
     conns = cap.parse()
     to_mono = _clock_map(clock)

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from emulation.mininet.capture import Capture, capture_records
+from emulation.mininet.capture import Capture, capture_records, trace_flow_sizes
 from emulation.mininet.net import build_net, require_root
 from emulation.mininet.protocol import LineChannel
 from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
@@ -242,12 +242,6 @@ EMULATED_COLUMNS = {
     "coflows": ["release_emulated_s", "end_emulated_s", "cct_emulated_s", "size_emulated_bytes"],
     "flows": ["release_emulated_s", "start_emulated_s", "end_emulated_s", "size_emulated_bytes"],
 }
-
-
-def trace_flow_sizes(trace: Trace) -> np.ndarray:
-    """Every template flow's size in ``ClusterState`` order (stages, jobs, coflows, flows)."""
-    return np.array([f.size_bytes for s in trace.stages() for j in s.jobs for c in j.coflows
-                     for f in c.flows], dtype=np.int64)
 
 
 def to_trace_time(rec, state: ClusterState, trace: Trace, *, time_scale: float
