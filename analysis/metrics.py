@@ -43,3 +43,31 @@ def sct_table(stages: pd.DataFrame) -> pd.DataFrame:
         "avg_sct_s": g.mean(), "p50_sct_s": g.quantile(0.5), "p95_sct_s": g.quantile(0.95),
         "p99_sct_s": g.quantile(0.99), "stages": g.size(),
     }).reset_index()
+
+
+def run_metrics(stages: pd.DataFrame) -> pd.DataFrame:
+    """Per run (experiment, scenario, policy, seed): avg, p99 and max SCT and the average
+    app (tuning job) completion time = an app's last stage end minus its first stage start
+    (its arrival: an app's first stages have no dependencies)."""
+    key = ["experiment", "scenario", "policy", "workload_seed"]
+    g = stages.groupby(key)["sct_s"]
+    out = pd.DataFrame({"avg_sct_s": g.mean(), "p99_sct_s": g.quantile(0.99),
+                        "max_sct_s": g.max()})
+    apps = stages.groupby(key + ["app_id"]).agg(first=("start_s", "min"), last=("end_s", "max"))
+    out["avg_app_completion_s"] = (apps["last"] - apps["first"]).groupby(key).mean()
+    return out.reset_index()
+
+
+def policy_ratios(per_run: pd.DataFrame, *, policy: str, baselines: list[str],
+                  metric: str = "avg_sct_s") -> pd.DataFrame:
+    """Per (experiment, scenario): mean over seeds of ``policy``'s metric / each baseline's
+    (ratio per seed, same trace), as columns ``<baseline>``; < 1 means ``policy`` is faster."""
+    key = ["experiment", "scenario", "workload_seed"]
+    wide = per_run.pivot_table(index=key, columns="policy", values=metric)
+    rows = {}
+    for b in baselines:
+        if policy in wide and b in wide:
+            rows[b] = (wide[policy] / wide[b]).groupby(level=[0, 1], sort=False).mean()
+    out = pd.DataFrame(rows)
+    out["seeds"] = wide[policy].groupby(level=[0, 1], sort=False).size() if policy in wide else 0
+    return out.reset_index()

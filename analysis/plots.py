@@ -12,7 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-POLICY_ORDER = ["beamer", "beamer-stage-only", "sincronia", "fifo_lm", "fair", "varys"]
+POLICY_ORDER = ["beamer", "beamer-sbssi", "beamer-stage-only", "sincronia", "fifo_lm", "fair", "varys"]
 
 
 def _save(fig, out: Path, stem: str) -> list[Path]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from analysis import plots
 from analysis.load import load_jobs, load_runs, load_stages, load_twin_pairs
-from analysis.metrics import REFERENCE, normalised, sct_table
+from analysis.metrics import REFERENCE, normalised, policy_ratios, run_metrics, sct_table
 
 LINE_SWEEPS = {  # experiment -> (swept parameter, x label, log2 x)
     "load": ("workload.arrival_rate_per_s", "app arrival rate (apps/s)", False),
@@ -58,9 +58,10 @@ def make_report(results: Path) -> Path:
     from analysis.packet import write_packet_tables
     packet_lines = write_packet_tables(runs, tables)
     # ---
+    cong_lines = congestion_section(runs, stages, tables)
     summary = results / "summary.md"
     summary.write_text(_summary_md(runs, norm, sct, figure_paths, results, fidelity,
-                                   packet_lines=packet_lines))
+                                   packet_lines=cong_lines + packet_lines))
     return summary
 
 
@@ -108,3 +109,46 @@ def _summary_md(runs, norm, sct, figure_paths, results: Path, fidelity=None,
     lines += ["", f"{len(runs)} runs; tables in `tables/` (runs.csv, normalised_avg_sct.csv, "
               "sct_stats.csv, avg_jct.csv).", ""]
     return "\n".join(lines)
+
+
+CONGESTION_PREFIX = "cong-"
+TARGETS = {"sincronia": 0.90, "fair": 0.80, "fifo_lm": 0.85}  # issue 9: beamer / baseline
+
+
+def congestion_section(runs, stages, tables: Path) -> list[str]:
+    """The congestion family's tables: per scenario Beamer's avg SCT over each baseline's
+    (mean of per-seed ratios), Beamer's p99 over fair's, and per policy avg / p99 / max SCT,
+    avg app completion and avg SCT / LB (``tables/congestion.csv``)."""
+    cong = stages[stages["experiment"].str.startswith(CONGESTION_PREFIX)]
+    if cong.empty:
+        return []
+    per_run = run_metrics(cong)
+    lb = runs.set_index(["experiment", "scenario", "policy", "workload_seed"])["avg_sct_over_lb"]
+    per_run = per_run.join(lb, on=["experiment", "scenario", "policy", "workload_seed"])
+    detail = per_run.groupby(["experiment", "scenario", "policy"], sort=False)[
+        ["avg_sct_s", "p99_sct_s", "max_sct_s", "avg_app_completion_s", "avg_sct_over_lb"]].mean()
+    detail.reset_index().to_csv(tables / "congestion.csv", index=False)
+    baselines = [p for p in plots.POLICY_ORDER if p != REFERENCE and p in set(per_run["policy"])]
+    ratio = policy_ratios(per_run, policy=REFERENCE, baselines=baselines)
+    p99 = policy_ratios(per_run, policy=REFERENCE, baselines=["fair"], metric="p99_sct_s")
+    ratio["p99_vs_fair"] = p99["fair"].to_numpy() if "fair" in p99 else float("nan")
+    ratio.to_csv(tables / "congestion_ratios.csv", index=False)
+    lines = ["", "## Congestion family (fluid, K = 8, held-out seeds)", "",
+             "Beamer's avg SCT / each baseline's (mean of per-seed ratios; < 1 = Beamer faster), "
+             "and Beamer's p99 SCT / fair's. Issue-9 targets: <= "
+             + ", ".join(f"{v:.2f} x {k}" for k, v in TARGETS.items())
+             + ", p99 <= 1.5 x fair's. Per-policy avg / p99 / max SCT, avg app completion and "
+             "/LB: `tables/congestion.csv`.", "",
+             "| experiment | scenario | seeds | " + " | ".join(f"/ {b}" for b in baselines)
+             + " | p99 / fair | beamer /LB |",
+             "|---|---|---|" + "---|" * (len(baselines) + 2)]
+    for _, r in ratio.iterrows():
+        lbv = detail.loc[(r["experiment"], r["scenario"], REFERENCE), "avg_sct_over_lb"]
+        lines.append(f"| {r['experiment']} | {r['scenario']} | {int(r['seeds'])} | "
+                     + " | ".join(f"{r[b]:.3f}" for b in baselines)
+                     + f" | {r['p99_vs_fair']:.2f} | {lbv:.2f} |")
+    mean = ratio[baselines].mean()
+    lines += ["", "Mean over the family's scenarios: " + ", ".join(
+        f"beamer / {b} {mean[b]:.3f}" for b in baselines) + "; targets met: " + ", ".join(
+        f"{b} {'yes' if mean[b] <= t else 'no'}" for b, t in TARGETS.items() if b in mean) + "."]
+    return lines

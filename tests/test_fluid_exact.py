@@ -98,9 +98,12 @@ def test_beamer_stage_order_beats_sincronia_coflow_order():
     All three coflows cross h3's downlink (1 byte/s). Sincronia orders coflows
     (smallest bottleneck first: A2, B, A1): A2 ends at 1, B at 6, A1 at 16 -> stage A 16,
     stage B 6, avg 11. Serving A2 early helps nobody: stage A ends with A1 anyway.
-    Beamer orders stages by their total remaining load (B: 5 < A: 11), then A's jobs by
-    longest remaining critical path (A1 before A2): B ends at 5, A1 at 15, A2 at 16 ->
-    avg (16 + 5) / 2 = 10.5.
+    The reconstruction (beamer-sbssi) orders stages by their total remaining load
+    (B: 5 < A: 11), then A's jobs by longest remaining critical path (A1 before A2).
+    Beamer weighs A2 (slack 9 s in its stage) by 0.1: BSSI on the one link puts last the
+    smallest weight/bytes, A1 1/10 = A2 0.1/1 (tie: the later, A2, last); after scaling
+    (A1: 1 - 0.1 x 10 = 0, B: 1 - 0.1 x 5 = 0.5) A1 has the smaller ratio and goes last
+    of the two left: order B, A1, A2. Both: B ends at 5, A1 at 15, A2 at 16 -> avg (16 + 5) / 2 = 10.5.
     """
     t = tiny_trace([
         {"id": "A", "stages": [{"id": "sA", "jobs": [
@@ -108,10 +111,11 @@ def test_beamer_stage_order_beats_sincronia_coflow_order():
         {"id": "B", "stages": [{"id": "sB", "jobs": [{"id": "B1", "coflows": [[(2, 3, 5)]]}]}]},
     ])
     assert sct(run(t, "sincronia")) == {"sA": 16.0, "sB": 6.0}
-    assert sct(run(t, "beamer")) == {"sA": 16.0, "sB": 5.0}
-    b = run(t, "beamer")
-    ends = dict(zip(b.flows["coflow_id"], b.flows["end_s"]))
-    assert ends == {"A1/i0/c0": 15.0, "A2/i0/c0": 16.0, "B1/i0/c0": 5.0}
+    for policy in ("beamer", "beamer-sbssi"):
+        b = run(t, policy)
+        assert sct(b) == {"sA": 16.0, "sB": 5.0}, policy
+        ends = dict(zip(b.flows["coflow_id"], b.flows["end_s"]))
+        assert ends == {"A1/i0/c0": 15.0, "A2/i0/c0": 16.0, "B1/i0/c0": 5.0}, policy
 
 
 def test_varys_madd_finishes_a_coflows_flows_together():
