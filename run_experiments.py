@@ -97,7 +97,10 @@ class RunSpec:
 
     @property
     def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.config, sort_keys=True).encode()).hexdigest()[:16]
+        """Hash of ``config`` without the trace file's location: a trace file is identified
+        by its content (``trace_sha256``), so moving the repository or the file keeps runs done."""
+        cfg = {**self.config, "experiment_cfg": {**self.experiment_cfg, "trace": ""}}
+        return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-FB = REPO.parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
+FB = REPO / "data" / "FB2010-1Hr-150-0.txt"
 
 HPO_WORKLOAD = {"seed": 11, "num_apps": 7, "algorithm": "hyperband", "max_resource": 9,
                 "eta": 3, "iterations_per_unit": 4, "gpu_mix": {"2": 1, "4": 1, "8": 1},
