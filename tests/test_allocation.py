@@ -112,3 +112,18 @@ def test_rounding_dust_leaves_a_full_link_full():
     rate = allocation.priority(pid, path_links, cls, cap)
     assert (rate[9:14] == 0).all() and rate[14] == 1.0
     assert rate[:9] == pytest.approx(1 / 9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_compiled_bssi_matches_the_numpy_formulation(data):
+    """Same order as the numpy BSSI loop it replaced, ties and zero loads included (loads
+    drawn from a few values so that equal ratios and equal link loads are common)."""
+    from emulation.scheduler.bssi import bssi_order
+    n = data.draw(st.integers(1, 12))
+    L = data.draw(st.integers(1, 5))
+    vals = st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 0.1 + 0.2, 0.3, 7.5])
+    loads = np.array(data.draw(st.lists(vals, min_size=n * L, max_size=n * L))).reshape(n, L)
+    w = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 0.5]), min_size=n, max_size=n)))
+    cap = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 10.0]), min_size=L, max_size=L)))
+    np.testing.assert_array_equal(bssi_order(loads, w, cap), ref.bssi_order(loads, w, cap))
