@@ -290,11 +290,13 @@ def _subtract_paths(plist, npl, path_links, per_path, w, c, tiny, lmap):
 
 
 @_jit
-def priority_rates(pid, cf, cls_of, ncls, path_links, cap, w, lmap):
+def priority_rates(pid, cf, cls_of, ncls, path_flows, path_links, cap, w, lmap):
     """Strict priority across classes (0 first), max-min inside one; flow i is in class
     ``cls_of[cf[i]]`` (``cf`` = its coflow, ``0 <= cls_of < ncls``). ``w`` (one int64
     zero per path) and ``lmap`` (one int64 -1 per link, dummy included) are scratch
-    arrays, restored on return. The cost is O(flows + the paths and links of each
+    arrays, restored on return; ``path_flows[p]`` = flows on path p (used when there is
+    one class: fair sharing needs no per-class pass over the flows). Scratch
+    arrays too. The cost is O(flows + the paths and links of each
     class), independent of how many paths and links the network has, so hundreds of
     classes (``--priority-classes 0``) stay cheap."""
     n = pid.shape[0]
@@ -305,6 +307,21 @@ def priority_rates(pid, cf, cls_of, ncls, path_links, cap, w, lmap):
     c = cap.copy()
     tiny = _tolerance(c)
     per_path = np.empty(npaths)
+    if ncls == 1:  # one class (fair sharing): the flow counts per path are the weights
+        npl = 0
+        for p in range(npaths):
+            if path_flows[p] > 0:
+                npl += 1
+        pl = np.empty(npl, dtype=np.int64)
+        m = 0
+        for p in range(npaths):
+            if path_flows[p] > 0:
+                pl[m] = p
+                m += 1
+        _fill_paths(pl, npl, path_links, c, path_flows, per_path, lmap)
+        for i in range(n):
+            rate[i] = per_path[pid[i]]
+        return rate
     order, start = _class_buckets(cf, cls_of, ncls)
     plist = np.empty(n, dtype=np.int64)
     for k in range(ncls):
@@ -573,8 +590,8 @@ def warm_up() -> None:
     lcounts = np.array([1, 1, 2], dtype=np.int64)
     w0 = np.zeros(2, dtype=np.int64)
     lmap = np.full(3, -1, dtype=np.int64)
-    priority_rates(pid, pid, pid, 2, path_links, cap, w0, lmap)
-    priority_rates(pid, pid, pid * 0, 1, path_links, cap, w0, lmap)
+    priority_rates(pid, pid, pid, 2, counts, path_links, cap, w0, lmap)
+    priority_rates(pid, pid, pid * 0, 1, counts, path_links, cap, w0, lmap)
     rate = madd_rates(pid, pid, pid, ones, path_links, ptr, owners, cap)
     ttf = np.empty(2)
     time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)
