@@ -290,13 +290,16 @@ def _subtract_paths(plist, npl, path_links, per_path, w, c, tiny, lmap):
 
 
 @_jit
-def priority_rates(pid, cf, cls_of, ncls, path_flows, path_links, cap, w, lmap):
+def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, ptr, owners,
+                   cap, w, lmap):
     """Strict priority across classes (0 first), max-min inside one; flow i is in class
     ``cls_of[cf[i]]`` (``cf`` = its coflow, ``0 <= cls_of < ncls``). ``w`` (one int64
     zero per path) and ``lmap`` (one int64 -1 per link, dummy included) are scratch
-    arrays, restored on return; ``path_flows[p]`` = flows on path p (used when there is
-    one class: fair sharing needs no per-class pass over the flows). Scratch
-    arrays too. The cost is O(flows + the paths and links of each
+    arrays, restored on return. ``path_flows[p]`` / ``link_flows[l]`` = flows on path p /
+    link l (used when there is one class: fair sharing needs no per-class pass over the
+    flows). A class that uses many of the network's paths is filled over the global
+    link -> paths index (``_fill``), a sparse one over its own paths and links only
+    (``_fill_paths``), so the cost is O(flows + the paths and links of each
     class), independent of how many paths and links the network has, so hundreds of
     classes (``--priority-classes 0``) stay cheap."""
     n = pid.shape[0]
@@ -304,21 +307,12 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, path_links, cap, w, lmap):
     if n == 0:
         return rate
     npaths, P = path_links.shape
+    nl = cap.shape[0]
     c = cap.copy()
     tiny = _tolerance(c)
     per_path = np.empty(npaths)
     if ncls == 1:  # one class (fair sharing): the flow counts per path are the weights
-        npl = 0
-        for p in range(npaths):
-            if path_flows[p] > 0:
-                npl += 1
-        pl = np.empty(npl, dtype=np.int64)
-        m = 0
-        for p in range(npaths):
-            if path_flows[p] > 0:
-                pl[m] = p
-                m += 1
-        _fill_paths(pl, npl, path_links, c, path_flows, per_path, lmap)
+        _fill(path_links, ptr, owners, c, path_flows, link_flows.copy(), per_path)
         for i in range(n):
             rate[i] = per_path[pid[i]]
         return rate
@@ -348,16 +342,18 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, path_links, cap, w, lmap):
                 blocked = False
                 break
         if not blocked:
-            if npl * 8 > npaths:  # dense: collect in path order by a scan (no sort)
+            if npl * 8 > npaths:  # dense: the global index, paths collected in order
                 pl = np.empty(npl, dtype=np.int64)
                 m = 0
                 for p in range(npaths):
                     if w[p] > 0:
                         pl[m] = p
                         m += 1
+                _fill(path_links, ptr, owners, c.copy(), w, _link_counts(ptr, owners, w, nl),
+                      per_path)
             else:
                 pl = np.sort(plist[:npl])
-            _fill_paths(pl, npl, path_links, c, w, per_path, lmap)
+                _fill_paths(pl, npl, path_links, c, w, per_path, lmap)
             for j in range(a, b):
                 rate[order[j]] = per_path[pid[order[j]]]
             _subtract_paths(pl, npl, path_links, per_path, w, c, tiny, lmap)
@@ -590,8 +586,9 @@ def warm_up() -> None:
     lcounts = np.array([1, 1, 2], dtype=np.int64)
     w0 = np.zeros(2, dtype=np.int64)
     lmap = np.full(3, -1, dtype=np.int64)
-    priority_rates(pid, pid, pid, 2, counts, path_links, cap, w0, lmap)
-    priority_rates(pid, pid, pid * 0, 1, counts, path_links, cap, w0, lmap)
+    priority_rates(pid, pid, pid, 2, counts, lcounts, path_links, ptr, owners, cap, w0, lmap)
+    priority_rates(pid, pid, pid * 0, 1, counts, lcounts, path_links, ptr, owners, cap, w0,
+                   lmap)
     rate = madd_rates(pid, pid, pid, ones, path_links, ptr, owners, cap)
     ttf = np.empty(2)
     time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)

@@ -75,8 +75,10 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
     cls = _ranks(classes)
     pid = np.asarray(pid, dtype=np.int64)
     ncls = int(cls.max()) + 1 if len(cls) else 0
-    return kernels.priority_rates(pid, np.arange(len(cls)), cls, ncls,
-                                  np.bincount(pid, minlength=len(path_links)), path_links, cap,
+    path_flows = np.bincount(pid, minlength=len(path_links))
+    link_flows = np.bincount(path_links[pid].ravel(), minlength=len(cap))
+    return kernels.priority_rates(pid, np.arange(len(cls)), cls, ncls, path_flows, link_flows,
+                                  path_links, ptr, owners, cap,
                                   np.zeros(len(path_links), dtype=np.int64),
                                   np.full(len(cap), -1, dtype=np.int64))
 

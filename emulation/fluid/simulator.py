@@ -138,7 +138,8 @@ class FluidSimulator:
         else:
             per_cid[cids] = cls
             rate = kernels.priority_rates(st.a_pid, st.a_cf, per_cid, int(cls.max()) + 1,
-                                          st.path_flows, st.path_links, st.cap, self._w_scratch,
+                                          st.path_flows, st.link_flows, st.path_links, ptr,
+                                          owners, st.cap, self._w_scratch,
                                           self._lmap_scratch)
         st.a_rate = rate
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
