@@ -50,7 +50,10 @@ class ExperimentSection:
     seeds: tuple[int, ...] = (1, 2, 3)
     priority_classes: int = 8
     release_at_zero: bool = False
-    realloc: Literal["flow", "coflow"] = "flow"
+    # "flow" (the suite's default): every policy under the same exact rate semantics, so
+    # differences come from the orderings; "policy": each policy's published semantics
+    # (Policy.default_realloc, as the fluid CLI does); "coflow": coflow-level events
+    realloc: Literal["flow", "coflow", "policy"] = "flow"
     trace: str = ""
     figure: Literal["bars", "line"] = "bars"
     rate_scale: float = 0.003
@@ -219,7 +222,8 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
     cfg = spec.experiment_cfg
     return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
                      outdir=outdir, priority_classes=cfg["priority_classes"],
-                     release_at_zero=cfg["release_at_zero"], realloc=cfg["realloc"],
+                     release_at_zero=cfg["release_at_zero"],
+                     realloc=None if cfg["realloc"] == "policy" else cfg["realloc"],
                      lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
 
 
