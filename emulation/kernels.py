@@ -573,6 +573,60 @@ def bssi_back(X, w, link_load, tie):
     return back[:nb]
 
 
+@_jit
+def stage_link_bytes(jobs, s_row, full, inflight_t, cur_row, j_ptr, j_idx, j_val, t_ptr,
+                     t_idx, t_val, clb, num_stages, nl):
+    """(stages x nl) bytes every remaining iteration of each active job still puts on each
+    link, summed per stage (row ``s_row[k]`` for job ``jobs[k]``): ``full[k]`` whole
+    iterations of the job's per-iteration loads (CSR ``j_ptr/j_idx/j_val``), plus for a
+    job in flight (``inflight_t[k]`` = its template, else -1) the templates after it (CSR
+    ``t_*``) and its coflow's remaining bytes (row ``cur_row[k]`` of ``clb``, -1 if none).
+    Per (job, link) the same sum in the same order as the dense numpy formulation it
+    replaced, and stage rows accumulate jobs in order; entries that are zero there are
+    skipped here (adding 0.0 changes nothing), so the cost follows the links each job
+    touches, not jobs x links."""
+    out = np.zeros((num_stages, nl))
+    tmp = np.zeros(nl)
+    mark = np.zeros(nl, dtype=np.bool_)
+    touched = np.empty(nl, dtype=np.int64)
+    for k in range(jobs.shape[0]):
+        j = jobs[k]
+        nt = 0
+        for e in range(j_ptr[j], j_ptr[j + 1]):
+            l = j_idx[e]
+            tmp[l] = full[k] * j_val[e]
+            if not mark[l]:
+                mark[l] = True
+                touched[nt] = l
+                nt += 1
+        t = inflight_t[k]
+        if t >= 0:
+            for e in range(t_ptr[t], t_ptr[t + 1]):
+                l = t_idx[e]
+                tmp[l] += t_val[e]
+                if not mark[l]:
+                    mark[l] = True
+                    touched[nt] = l
+                    nt += 1
+            r = cur_row[k]
+            if r >= 0:
+                for l in range(nl):
+                    v = clb[r, l]
+                    if v != 0.0:
+                        tmp[l] += v
+                        if not mark[l]:
+                            mark[l] = True
+                            touched[nt] = l
+                            nt += 1
+        row = s_row[k]
+        for i in range(nt):
+            l = touched[i]
+            out[row, l] += tmp[l]
+            tmp[l] = 0.0
+            mark[l] = False
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load from cache) every kernel on a tiny input."""
     path_links = np.array([[0, 2], [1, 2]], dtype=np.int64)
@@ -599,3 +653,4 @@ def warm_up() -> None:
     coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)
     X = np.ones((2, 2))
     bssi_back(X, np.ones(2), X.sum(axis=0), 1e-9)
+    stage_link_bytes(pid, pid, pid, pid, pid, ptr[:3], pid, ones, ptr[:3], pid, ones, X, 2, 2)

@@ -74,6 +74,13 @@ class Records:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
+def _csr(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ptr, column, value) of the nonzero entries of a 2-D array, row by row."""
+    rows, cols = np.nonzero(m)
+    ptr = np.searchsorted(rows, np.arange(m.shape[0] + 1)).astype(np.int64)
+    return ptr, cols.astype(np.int64), m[rows, cols].astype(float)
+
+
 class ClusterState:
     """Tables of a trace on a topology plus everything that changes during a run."""
 
@@ -185,6 +192,9 @@ class ClusterState:
                 acc_s += self.tmpl_sync_s[t]
             self.job_iter_lb[j] = acc_lb
             self.job_iter_sync_s[j] = acc_s
+        # the same two tables as sparse rows (CSR), for the view's stage loads
+        self.job_lb_csr = _csr(self.job_iter_lb)
+        self.tmpl_after_csr = _csr(self.tmpl_after_lb)
 
     def _reset(self) -> None:
         S, J = len(self.stage_ids), len(self.job_ids)
@@ -409,27 +419,18 @@ class ClusterState:
             rem = np.bincount(c_local[self.a_cf], weights=self.a_rem, minlength=C)
             return np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]) - rem
 
-        def job_link_bytes() -> np.ndarray:
-            ph = self.job_phase[jobs]
-            it = self.job_iter[jobs]
-            full = self.job_iters[jobs] - it - (ph >= 0)
-            m = full[:, None] * self.job_iter_lb[jobs]
-            inflight = np.flatnonzero(ph >= 0)
-            if len(inflight):
-                jj = jobs[inflight]
-                t = self.job_t0[jj] + ph[inflight]
-                m[inflight] += self.tmpl_after_lb[t]
-                cur = c_local[self.job_coflow[jj]]
-                ok = cur >= 0
-                m[inflight[ok]] += coflow_link_bytes()[cur[ok]]
-            return m
-
         def stage_link_bytes() -> np.ndarray:
-            out = np.zeros((len(stages), L))
-            if len(jobs):
-                np.add.at(out, np.array([s_local[int(s)] for s in self.job_stage[jobs]]),
-                          job_link_bytes())
-            return out
+            if not len(jobs):
+                return np.zeros((len(stages), L))
+            ph = self.job_phase[jobs]
+            full = self.job_iters[jobs] - self.job_iter[jobs] - (ph >= 0)
+            inflight_t = np.where(ph >= 0, self.job_t0[jobs] + ph, -1)
+            cur = np.where(ph >= 0, c_local[self.job_coflow[jobs]], -1)
+            clb = coflow_link_bytes() if (cur >= 0).any() else np.zeros((0, L))
+            s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
+            return kernels.stage_link_bytes(jobs, s_row, full, inflight_t, cur,
+                                            *self.job_lb_csr, *self.tmpl_after_csr,
+                                            np.ascontiguousarray(clb), len(stages), L)
 
         def critical_path() -> np.ndarray:
             ph = self.job_phase[jobs]
