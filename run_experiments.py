@@ -312,7 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
     size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
     ap.add_argument("--dry-run", action="store_true", help="list the runs and exit")
-    ap.add_argument("--dask", metavar="ADDRESS", help="submit runs to a Dask distributed scheduler")
+    ap.add_argument("--dask", metavar="ADDRESS",
+                    help="submit runs to a Dask distributed scheduler: its address "
+                         "(tcp://host:8786, an existing cluster) or 'local' (a LocalCluster "
+                         "of --jobs single-threaded worker processes on this machine)")
     ap.add_argument("--no-analysis", action="store_true", help="skip figures and summary")
     ap.add_argument("--verify", action="store_true",
                     help="recompute the fluid runs of --out (default results/) into a temporary "
@@ -510,8 +513,15 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     pooled = [s for s in todo if s.backend != "mininet"]
     try:
         if dask_address and pooled:
-            from distributed import Client, as_completed as dask_completed
-            with Client(dask_address) as client:
+            import contextlib
+            from distributed import Client, LocalCluster, as_completed as dask_completed
+            with contextlib.ExitStack() as stack:
+                if dask_address == "local":
+                    cluster = stack.enter_context(LocalCluster(
+                        n_workers=jobs, threads_per_worker=1, processes=True,
+                        dashboard_address=None))
+                    dask_address = cluster.scheduler_address
+                client = stack.enter_context(Client(dask_address))
                 futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
                                       pure=False): s for s in pooled}
                 for fut in dask_completed(futs):
