@@ -3,6 +3,7 @@
     python run_experiments.py                 # the default --quick suite, then the analysis
     python run_experiments.py --dry-run       # list the runs without running them
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions
+    python run_experiments.py --verify        # recompute the committed results and compare
 
 Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example) is one
 experiment (``testbed.toml`` is the packet-level one; it needs root and is skipped with a
@@ -13,6 +14,14 @@ note otherwise): ``[experiment]`` (backend, policies, seeds, K, ...),
 ``results/<experiment>/<run name>/`` atomically (temp dir, then rename) with the records
 and ``run_config.json``; a rerun skips runs whose directory holds the same config hash,
 so an interrupted suite resumes where it stopped. Bad configs fail before any run starts.
+
+``--verify`` (artifact evaluation) recomputes the fluid runs of the results directory
+(``--out``, default ``results/``; all of them or ``--sample N``) from their own
+``run_config.json`` into a temporary directory and compares each with the committed
+records: avg SCT, p95 SCT and every stage's SCT must be equal exactly (the fluid
+simulator is deterministic). Packet-level (Mininet) runs are listed as not recomputed:
+TCP makes them vary run to run (``tests/test_mininet.py`` checks them against tolerance
+bands). Prints a pass/fail table per experiment; exits 1 on any mismatch.
 """
 from __future__ import annotations
 
@@ -51,7 +60,10 @@ class ExperimentSection:
     seeds: tuple[int, ...] = (1, 2, 3)
     priority_classes: int = 8
     release_at_zero: bool = False
-    realloc: Literal["flow", "coflow"] = "flow"
+    # "flow" (the suite's default): every policy under the same exact rate semantics, so
+    # differences come from the orderings; "policy": each policy's published semantics
+    # (Policy.default_realloc, as the fluid CLI does); "coflow": coflow-level events
+    realloc: Literal["flow", "coflow", "policy"] = "flow"
     trace: str = ""
     figure: Literal["bars", "line"] = "bars"
     rate_scale: float = 0.003
@@ -98,7 +110,10 @@ class RunSpec:
 
     @property
     def config_hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.config, sort_keys=True).encode()).hexdigest()[:16]
+        """Hash of ``config`` without the trace file's location: a trace file is identified
+        by its content (``trace_sha256``), so moving the repository or the file keeps runs done."""
+        cfg = {**self.config, "experiment_cfg": {**self.experiment_cfg, "trace": ""}}
+        return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> None:
@@ -217,7 +232,8 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
     cfg = spec.experiment_cfg
     return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
                      outdir=outdir, priority_classes=cfg["priority_classes"],
-                     release_at_zero=cfg["release_at_zero"], realloc=cfg["realloc"],
+                     release_at_zero=cfg["release_at_zero"],
+                     realloc=None if cfg["realloc"] == "policy" else cfg["realloc"],
                      lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
 
 
@@ -298,11 +314,27 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
     size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
     ap.add_argument("--dry-run", action="store_true", help="list the runs and exit")
-    ap.add_argument("--dask", metavar="ADDRESS", help="submit runs to a Dask distributed scheduler")
+    ap.add_argument("--dask", metavar="ADDRESS",
+                    help="submit runs to a Dask distributed scheduler: its address "
+                         "(tcp://host:8786, an existing cluster) or 'local' (a LocalCluster "
+                         "of --jobs single-threaded worker processes on this machine)")
     ap.add_argument("--no-analysis", action="store_true", help="skip figures and summary")
+    ap.add_argument("--verify", action="store_true",
+                    help="recompute the fluid runs of --out (default results/) into a temporary "
+                         "directory and compare them exactly with the committed records; "
+                         "exit 1 on a mismatch")
+    ap.add_argument("--sample", type=int, default=0, metavar="N",
+                    help="with --verify: recompute a seeded random sample of N fluid runs "
+                         "(default 0 = all)")
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error("--jobs must be >= 1")
+    if args.sample < 0:
+        ap.error("--sample must be >= 0")
+    if args.sample and not args.verify:
+        ap.error("--sample needs --verify")
+    if args.verify:
+        return verify(args.out.resolve(), sample=args.sample, jobs=args.jobs)
     configs = args.config or sorted(p for p in (REPO / "experiments").glob("*.toml")
                                     if p.name not in SKIP_FILES)
     try:
@@ -334,6 +366,137 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+VERIFY_KEYS = ("avg_sct_s", "p95_sct_s")
+
+
+def committed_runs(results: Path) -> list[Path]:
+    """Run directories (holding run_config.json) of a results tree, sorted."""
+    return sorted(p.parent for p in results.glob("*/*/run_config.json"))
+
+
+def _find_trace(cfg: dict[str, Any]) -> str:
+    """The trace file a committed run used, found by its sha256: the experiment's
+    ``trace`` (relative to experiments/) or any file under data/."""
+    want = cfg["trace_sha256"]
+    rel = cfg["experiment_cfg"].get("trace", "")
+    candidates = ([(REPO / "experiments" / rel).resolve()] if rel else []) + sorted(
+        p for p in (REPO / "data").glob("*") if p.is_file() and p.suffix != ".md")
+    for c in candidates:
+        if c.is_file() and file_sha256(c) == want:
+            return str(c)
+    raise ConfigError(f"no trace file with sha256 {want[:12]}... in experiments/ or data/")
+
+
+def spec_from_record(run_dir: Path) -> RunSpec:
+    """The RunSpec a committed run directory was made from (its run_config.json)."""
+    cfg = json.loads((run_dir / "run_config.json").read_text())
+    trace_path = _find_trace(cfg) if cfg.get("trace_sha256") else ""
+    return RunSpec(experiment=cfg["experiment"], name=run_dir.name, backend=cfg["backend"],
+                   policy=cfg["policy"], seed=cfg["seed"], params=cfg["params"],
+                   experiment_cfg=cfg["experiment_cfg"], workload=cfg["workload"],
+                   topology=cfg["topology"], trace_path=trace_path,
+                   trace_sha256=cfg.get("trace_sha256", ""))
+
+
+def _stage_scts(run_dir: Path) -> dict[str, str]:
+    """stage_id -> sct_s as written (the CSV text: exact comparison, no float parsing)."""
+    import csv
+    with open(run_dir / "stages.csv", newline="") as f:
+        return {row["stage_id"]: row["sct_s"] for row in csv.DictReader(f)}
+
+
+def compare_run(ref_dir: Path, new_dir: Path) -> list[str]:
+    """Differences between a committed run and its recomputation (empty = identical)."""
+    old = json.loads((ref_dir / "run.json").read_text())
+    new = json.loads((new_dir / "run.json").read_text())
+    diffs = [f"{k}: committed {old.get(k)!r}, recomputed {new.get(k)!r}"
+             for k in VERIFY_KEYS if old.get(k) != new.get(k)]
+    a, b = _stage_scts(ref_dir), _stage_scts(new_dir)
+    if set(a) != set(b):
+        diffs.append(f"stage ids differ: {sorted(set(a) ^ set(b))[:5]}")
+    bad = [sid for sid in a if sid in b and a[sid] != b[sid]]
+    if bad:
+        diffs.append(f"{len(bad)} stage SCTs differ, e.g. {bad[0]}: committed {a[bad[0]]}, "
+                     f"recomputed {b[bad[0]]}")
+    return diffs
+
+
+def _verify_one(ref_dir: str, tmp_root: str) -> tuple[str, list[str]]:
+    """Recompute one committed fluid run into ``tmp_root``; (run dir, differences)."""
+    ref = Path(ref_dir)
+    try:
+        spec = spec_from_record(ref)
+        out = Path(tmp_root) / str(os.getpid())  # per worker: no two write one trace file
+        trace_path, lb_path = prepare_trace(spec, out)
+        execute(spec, trace_path, lb_path, str(out))
+        return ref_dir, compare_run(ref, out / spec.experiment / spec.name)
+    except Exception as exc:  # reported as a failure of this run, the others go on
+        return ref_dir, [f"could not recompute: {type(exc).__name__}: {exc}"]
+
+
+def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
+    """Recompute the committed fluid runs (all, or a seeded sample of ``sample``) and
+    compare; print a table per experiment; 0 if every recomputed run matches, else 1."""
+    import random
+    import tempfile
+    from tqdm import tqdm
+    runs = committed_runs(results)
+    if not runs:
+        print(f"error: no committed runs (run_config.json) under {results}", file=sys.stderr)
+        return 2
+    backend = {r: json.loads((r / "run_config.json").read_text())["backend"] for r in runs}
+    fluid = [r for r in runs if backend[r] == "fluid"]
+    packet = [r for r in runs if backend[r] != "fluid"]
+    if sample and sample < len(fluid):
+        fluid = sorted(random.Random(seed).sample(fluid, sample))
+    t0 = time.time()
+    results_of: dict[Path, list[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
+        bar = tqdm(total=len(fluid), unit="run", dynamic_ncols=True, file=sys.stderr,
+                   desc="verify")
+        if jobs == 1 or len(fluid) <= 1:
+            for r in fluid:
+                _, d = _verify_one(str(r), tmp)
+                results_of[r] = d
+                bar.update(1)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futs = [pool.submit(_verify_one, str(r), tmp) for r in fluid]
+                for fut in as_completed(futs):
+                    r, d = fut.result()
+                    results_of[Path(r)] = d
+                    bar.update(1)
+        bar.close()
+    rows: dict[str, list[int]] = {}
+    for r in runs:
+        row = rows.setdefault(r.parent.name, [0, 0, 0, 0])  # recomputed, pass, fail, not
+        if r in results_of:
+            row[0] += 1
+            row[1 if not results_of[r] else 2] += 1
+        else:
+            row[3] += 1
+    print(f"\n{'experiment':12s} {'runs':>5s} {'recomputed':>10s} {'pass':>5s} {'FAIL':>5s} "
+          f"{'not recomputed':>15s}  verdict")
+    for exp, (n_re, n_ok, n_bad, n_not) in sorted(rows.items()):
+        total = n_re + n_not
+        verdict = "FAIL" if n_bad else ("pass" if n_re else "-")
+        why = " (packet-level)" if n_not and all(backend[r] != "fluid" for r in runs
+                                                if r.parent.name == exp) else ""
+        print(f"{exp:12s} {total:5d} {n_re:10d} {n_ok:5d} {n_bad:5d} {n_not:15d}  "
+              f"{verdict}{why}")
+    bad = {r: d for r, d in results_of.items() if d}
+    for r, d in sorted(bad.items()):
+        print(f"MISMATCH {r.parent.name}/{r.name}:")
+        for line in d:
+            print(f"    {line}")
+    n_fail = len(bad)
+    print(f"{len(results_of)} fluid runs recomputed in {time.time() - t0:.0f} s: "
+          f"{len(results_of) - n_fail} identical, {n_fail} differ; {len(packet)} packet-level "
+          f"runs not recomputed (TCP varies run to run; tests/test_mininet.py bands them)"
+          + ("" if not sample else f"; sample of {sample} (seed {seed})"))
+    return 1 if n_fail else 0
+
+
 def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None) -> None:
     """Prepare traces and bounds, then run everything with a progress bar."""
     from tqdm import tqdm
@@ -352,8 +515,15 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     pooled = [s for s in todo if s.backend != "mininet"]
     try:
         if dask_address and pooled:
-            from distributed import Client, as_completed as dask_completed
-            with Client(dask_address) as client:
+            import contextlib
+            from distributed import Client, LocalCluster, as_completed as dask_completed
+            with contextlib.ExitStack() as stack:
+                if dask_address == "local":
+                    cluster = stack.enter_context(LocalCluster(
+                        n_workers=jobs, threads_per_worker=1, processes=True,
+                        dashboard_address=None))
+                    dask_address = cluster.scheduler_address
+                client = stack.enter_context(Client(dask_address))
                 futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
                                       pure=False): s for s in pooled}
                 for fut in dask_completed(futs):

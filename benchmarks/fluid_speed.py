@@ -1,20 +1,33 @@
 """Fluid-simulator speed and memory benchmark; prints a table (medians of --reps runs).
 
-    .venv/bin/python benchmarks/fluid_speed.py [--reps 3] [--skip-fb]
+    .venv/bin/python benchmarks/fluid_speed.py [--reps 3] [--skip-fb] [--skip-cluster]
 
-Rows: the FB2010 coflow-benchmark trace (526 coflows, 706,397 flows) under varys and
-sincronia with coflow-level reallocation (rates recomputed when a coflow arrives or
-completes: Varys's semantics), and under fair with exact per-flow reallocation (43,966
-rate changes) and with coflow-level reallocation; a generated HPO trace of >= 2,000
-coflows under every policy (exact per-flow reallocation); and the ordering step alone of
-beamer and sincronia on a synthetic view of 500 stages / 2,000 coflows / 300 links.
+Rows, in groups; every policy of the registry (``emulation.scheduler.POLICIES``) is
+measured, so a new or replaced policy appears without editing this file:
+
+- FB2010 coflow-benchmark trace (``data/``; 526 coflows, 706,397 flows, 150 ports at
+  1 Gbit/s) under every policy in its default (published) reallocation mode
+  (``Policy.default_realloc``; target 2 s, 5 s for per-flow fair with exact reallocation),
+  fair with coflow-level reallocation, and the offline Sincronia setting (all coflows at
+  t = 0, unlimited priority classes; target 10 s; its avg CCT is printed).
+- HPO: a generated trace of >= 2,000 coflows on 32 hosts, every policy, exact per-flow
+  reallocation (the suite's semantics; target 30 s).
+- cluster: a 1,024-host leaf-spine (32 hosts per leaf, 16 spines, 2:1 oversubscription)
+  with 256 Hyperband apps arriving at 1 app/s (each runs for minutes, so dozens overlap),
+  packed placement (18,408 coflows), every policy, exact per-flow reallocation; target
+  60 s and 4,096 MB peak RSS each.
+- decide: one ``policy.decide`` on the busiest view of that cluster run (most active
+  coflows), and the ordering step of beamer and sincronia on a synthetic view of 500
+  stages / 2,000 coflows / 300 links (beamer target 50 ms).
 
 Each simulation runs in a fresh child process (so peak RSS is its own). The time is
 ``FluidSimulator.run`` in that process: the event loop and building the records' columns
-(the flow-id strings are built when the records are written, not here), not parsing the
-trace; it includes loading the compiled kernels from numba's on-disk cache. A first row
-times compiling the kernels with that cache disabled (paid once per machine). Targets from
-issue 3 are printed beside the medians; ratio = median / target, < 1 meets the target.
+(the flow-id strings are built when the records are written, not here), not parsing or
+generating the trace; it includes loading the compiled kernels from numba's on-disk
+cache. A first row times compiling the kernels with that cache disabled (once per
+machine). Columns: median, target and median / target (< 1 meets it), and "x ref" =
+median / the median of the group's named reference row in the same run (printed below
+the table), so rows compare within one run on one machine.
 """
 from __future__ import annotations
 
@@ -32,7 +45,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-FB = REPO.parent / "shared" / "data" / "FB2010-1Hr-150-0.txt"
+FB = REPO / "data" / "FB2010-1Hr-150-0.txt"
 
 HPO_WORKLOAD = {"seed": 11, "num_apps": 7, "algorithm": "hyperband", "max_resource": 9,
                 "eta": 3, "iterations_per_unit": 4, "gpu_mix": {"2": 1, "4": 1, "8": 1},
@@ -40,30 +53,96 @@ HPO_WORKLOAD = {"seed": 11, "num_apps": 7, "algorithm": "hyperband", "max_resour
                 "arrival_rate_per_s": 0.05}
 
 
-def _simulate(kind: str, policy: str, realloc: str, q: mp.Queue) -> None:
-    from emulation.fluid.simulator import FluidSimulator
-    from emulation.scheduler import make_policy
-    from emulation.topology import big_switch
+CLUSTER_WORKLOAD = {"seed": 1, "num_apps": 256, "algorithm": "hyperband",
+                    "iterations_per_unit": 2, "num_hosts": 1024, "placement": "packed",
+                    "arrival_rate_per_s": 1.0}
+CLUSTER_TOPOLOGY = {"kind": "leaf_spine", "hosts_per_leaf": 32, "num_spines": 16,
+                    "oversubscription": 2.0, "link_rate_bps": 10e9}
+
+
+def _trace_topo(kind: str):
+    from emulation.topology import TopologyConfig, big_switch, build_topology
+    from workloads.config import build
+    from workloads.generator import WorkloadConfig, generate
     if kind == "fb":
         from workloads.coflow_benchmark import load
-        trace, topo = load(FB), big_switch(150, 1e9)
-    else:
-        from workloads.config import build
-        from workloads.generator import WorkloadConfig, generate
-        trace = generate(build(WorkloadConfig, HPO_WORKLOAD, "workload"))
-        topo = big_switch(32, 10e9)
-    sim = FluidSimulator(trace, topo, make_policy(policy), realloc=realloc)
+        return load(FB), big_switch(150, 1e9)
+    if kind == "hpo":
+        return generate(build(WorkloadConfig, HPO_WORKLOAD, "workload")), big_switch(32, 10e9)
+    trace = generate(build(WorkloadConfig, CLUSTER_WORKLOAD, "workload"))
+    return trace, build_topology(build(TopologyConfig, CLUSTER_TOPOLOGY, "topology"), trace.hosts)
+
+
+def _simulate(kind: str, policy: str, realloc: str, offline: bool, q: mp.Queue) -> None:
+    from emulation.fluid.simulator import FluidSimulator
+    from emulation.scheduler import make_policy
+    trace, topo = _trace_topo(kind)
+    sim = FluidSimulator(trace, topo, make_policy(policy), realloc=realloc,
+                         release_at_zero=offline, priority_classes=0 if offline else 8)
     t0 = time.perf_counter()
     res = sim.run()
     wall = time.perf_counter() - t0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    q.put((wall, rss_mb, len(res.coflows), res.flows.num_rows))
+    avg_cct = float(np.mean([c["cct_s"] for c in res.coflows]))
+    q.put((wall, rss_mb, len(res.coflows), res.flows.num_rows, avg_cct))
 
 
-def simulate(kind: str, policy: str, realloc: str) -> tuple[float, float, int, int]:
+def simulate(kind: str, policy: str, realloc: str, offline: bool = False
+             ) -> tuple[float, float, int, int, float]:
+    """(sim seconds, peak RSS MB, coflows, flows, avg CCT s) of one run in a fresh process."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=_simulate, args=(kind, policy, realloc, q))
+    p = ctx.Process(target=_simulate, args=(kind, policy, realloc, offline, q))
+    p.start()
+    out = q.get()
+    p.join()
+    return out
+
+
+class _Busiest:
+    """Wraps a policy; keeps a concrete copy of the view with the most active coflows."""
+
+    def __init__(self, inner):
+        self.inner, self.best, self.best_n = inner, None, -1
+        self.name, self.allocation = inner.name, inner.allocation
+
+    def prepare(self, **kw):
+        self.inner.prepare(**kw)
+
+    def decide(self, view):
+        if view.num_coflows > self.best_n:
+            from emulation.scheduler.base import _ARRAY_FIELDS, View
+            self.best_n = view.num_coflows
+            self.best = View(now_s=view.now_s, coflow_ids=view.coflow_ids,
+                             stage_ids=view.stage_ids, job_ids=view.job_ids,
+                             **{f: np.array(getattr(view, f)) for f in _ARRAY_FIELDS})
+        return self.inner.decide(view)
+
+
+def _decision_costs(reps: int, q: mp.Queue) -> None:
+    from emulation.fluid.simulator import FluidSimulator
+    from emulation.scheduler import POLICIES, make_policy
+    trace, topo = _trace_topo("cluster")
+    probe = _Busiest(make_policy("fair"))
+    FluidSimulator(trace, topo, probe).run()
+    view = probe.best
+    out = {}
+    for name in sorted(POLICIES):
+        times = []
+        for _ in range(max(3, reps)):
+            pol = make_policy(name)
+            pol.prepare(coflow_sizes_bytes=np.asarray(view.coflow_size_bytes))
+            t0 = time.perf_counter()
+            pol.decide(view)
+            times.append(time.perf_counter() - t0)
+        out[name] = statistics.median(times)
+    q.put((out, view.num_coflows, len(view.stage_ids), len(view.capacity_bps)))
+
+
+def decision_costs(reps: int):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_decision_costs, args=(reps, q))
     p.start()
     out = q.get()
     p.join()
@@ -117,46 +196,76 @@ def ordering_view(rng: np.random.Generator, S: int = 500, C: int = 2000, L: int 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per row (median)")
     ap.add_argument("--skip-fb", action="store_true", help="leave out the FB trace rows")
+    ap.add_argument("--skip-cluster", action="store_true",
+                    help="leave out the 1,024-host cluster rows (the longest part)")
     args = ap.parse_args()
+    if args.reps < 1:
+        ap.error("--reps must be >= 1")
     from emulation.scheduler import POLICIES, make_policy
-    rows = []
-    sims = []
+    rows: list[tuple[str, str, float, float | None, float | None]] = []  # group, label, s, target, MB
+    refs: dict[str, str] = {}
     compile_s = compile_kernels(cold=True)
-    rows.append(("compile the numba kernels (no cache; once per machine)", compile_s, None, None))
+    rows.append(("-", "compile the numba kernels (no cache; once per machine)", compile_s, None, None))
     print(f"  done: kernels compiled in {compile_s:.1f} s", file=sys.stderr, flush=True)
     compile_kernels(cold=False)  # fill the on-disk cache the timed runs load from
-    if not args.skip_fb:
-        sims += [("fb", "varys", "coflow", 2.0), ("fb", "sincronia", "coflow", None),
-                 ("fb", "fair", "flow", 20.0), ("fb", "fair", "coflow", None)]
-    sims += [("hpo", p, "flow", 30.0) for p in sorted(POLICIES)]
-    for kind, policy, realloc, target in sims:
-        runs = [simulate(kind, policy, realloc) for _ in range(args.reps)]
+
+    def sim_row(group, kind, policy, realloc, target, label, offline=False, mb_target=None):
+        runs = [simulate(kind, policy, realloc, offline) for _ in range(args.reps)]
         wall = statistics.median(r[0] for r in runs)
         rss = max(r[1] for r in runs)
-        label = f"{'FB2010' if kind == 'fb' else 'HPO'} {policy} ({runs[0][2]} coflows, realloc={realloc})"
-        rows.append((label, wall, target, rss))
-        print(f"  done: {label}: {wall:.2f} s", file=sys.stderr, flush=True)
+        rows.append((group, label.format(n=runs[0][2], cct=runs[0][4]), wall, target, rss))
+        print(f"  done: {rows[-1][1]}: {wall:.2f} s, {rss:.0f} MB", file=sys.stderr, flush=True)
+
+    if not args.skip_fb:
+        for p in sorted(POLICIES, key=lambda n: n != "varys"):
+            mode = POLICIES[p].default_realloc
+            sim_row("FB", "fb", p, mode, 5.0 if mode == "flow" else 2.0,
+                    f"FB2010 {p} (default realloc={mode})")
+        sim_row("FB", "fb", "fair", "coflow", None, "FB2010 fair (realloc=coflow)")
+        sim_row("FB", "fb", "sincronia", POLICIES["sincronia"].default_realloc, 10.0,
+                "FB2010 sincronia offline, K=0 (avg CCT {cct:.2f} s)", offline=True)
+        refs["FB"] = next(r[1] for r in rows if r[0] == "FB")
+    for p in sorted(POLICIES, key=lambda n: n != "fair"):
+        sim_row("HPO", "hpo", p, "flow", 30.0, f"HPO {p} ({{n}} coflows, realloc=flow)")
+    refs["HPO"] = next(r[1] for r in rows if r[0] == "HPO")
+    if not args.skip_cluster:
+        for p in sorted(POLICIES, key=lambda n: n != "fair"):
+            sim_row("cluster", "cluster", p, "flow", 60.0,
+                    f"cluster 1024 hosts {p} ({{n}} coflows, realloc=flow)")
+        refs["cluster"] = next(r[1] for r in rows if r[0] == "cluster")
+        costs, nc, ns, nl = decision_costs(args.reps)
+        for p in sorted(costs, key=lambda n: n != "sincronia"):
+            rows.append(("decide", f"decide {p} (cluster view: {nc} coflows, {ns} stages, "
+                                   f"{nl} links)", costs[p], None, None))
+        refs["decide"] = next(r[1] for r in rows if r[0] == "decide")
     rng = np.random.default_rng(0)
     view = ordering_view(rng)
-    for name, target in (("beamer", 0.05), ("sincronia", None)):
+    for name, target in (("sincronia", None), ("beamer", 0.05)):
         times = []
         for _ in range(max(3, args.reps)):
             pol = make_policy(name)
             t0 = time.perf_counter()
             pol.decide(view)
             times.append(time.perf_counter() - t0)
-        rows.append((f"order {name} (500 stages, 2000 coflows, 300 links)",
+        rows.append(("order", f"order {name} (500 stages, 2000 coflows, 300 links)",
                      statistics.median(times), target, None))
-    print(f"\n{'case':62s} {'median s':>9s} {'target s':>9s} {'ratio':>6s} {'peak MB':>8s}")
-    for label, wall, target, rss in rows:
+    refs["order"] = next(r[1] for r in rows if r[0] == "order")
+    ref_s = {g: next(r[2] for r in rows if r[1] == label) for g, label in refs.items()}
+    print(f"\n{'case':66s} {'median s':>9s} {'target s':>9s} {'ratio':>6s} {'x ref':>6s} "
+          f"{'peak MB':>8s}")
+    for group, label, wall, target, rss in rows:
         t = f"{target:9.2f}" if target else f"{'-':>9s}"
         r = f"{wall / target:6.2f}" if target else f"{'-':>6s}"
+        x = f"{wall / ref_s[group]:6.2f}" if group in ref_s else f"{'-':>6s}"
         m = f"{rss:8.0f}" if rss is not None else f"{'-':>8s}"
-        print(f"{label:62s} {wall:9.3f} {t} {r} {m}")
-    print(f"(reps={args.reps}; ratio = median / target, < 1 meets the target; peak MB = "
-          f"child max RSS, target < 2048 for FB)")
+        print(f"{label:66s} {wall:9.4f} {t} {r} {x} {m}")
+    print(f"(reps={args.reps}; ratio = median / target, < 1 meets it; x ref = median / the "
+          f"group's reference row in this run; peak MB = child max RSS, targets 2,048 MB "
+          f"for FB and 4,096 MB for the cluster)")
+    for g, label in refs.items():
+        print(f"  reference of {g} rows: {label}")
     return 0
 
 

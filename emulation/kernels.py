@@ -134,25 +134,6 @@ def maxmin_weighted(path_links, ptr, owners, cap, w):
 
 
 @_jit
-def _subtract_usage(path_links, per_path, w, c, tiny):
-    """c -= bytes/s the paths use (rate x weight), summed per link in path order; a
-    residual of at most ``tiny`` (rounding dust) becomes 0, the link full."""
-    nl = c.shape[0]
-    use = np.zeros(nl)
-    npaths, P = path_links.shape
-    for p in range(npaths):
-        if w[p] > 0:
-            r = per_path[p] * w[p]
-            for k in range(P):
-                use[path_links[p, k]] += r
-    for l in range(nl):
-        c[l] -= use[l]
-        if c[l] <= tiny:
-            c[l] = 0.0
-    c[nl - 1] = np.inf
-
-
-@_jit
 def _class_buckets(cf, cls_of, ncls):
     """Counting sort of flows by class ``cls_of[cf[i]]``: the flows of class k are
     order[start[k]:start[k+1]], in index order."""
@@ -172,12 +153,155 @@ def _class_buckets(cf, cls_of, ncls):
 
 
 @_jit
+def _fill_paths(plist, npl, path_links, c, w, out, lmap):
+    """Progressive filling restricted to the paths ``plist[:npl]`` (distinct, ``w[p] > 0``
+    flows each, ascending): ``out[p]`` = the max-min rate of one flow of path p on the
+    residual capacities ``c`` (read, not changed). Only the links these paths cross are
+    touched, through a local link numbering (``lmap``: -1 on entry and on return), so the
+    cost is O(npl x P x rounds), not O(all paths + all links). Same floating-point
+    operations per link as ``_fill`` (the per-link updates are independent), so the same
+    rates; ``tol`` is computed from the full residual ``c``, as ``_fill`` does."""
+    P = path_links.shape[1]
+    nl = c.shape[0]
+    dummy = nl - 1
+    size = npl * P
+    links_loc = np.empty(size, dtype=np.int64)
+    cnt = np.zeros(size, dtype=np.int64)
+    ptr = np.zeros(size + 1, dtype=np.int64)
+    nloc = 0
+    for i in range(npl):
+        p = plist[i]
+        for k in range(P):
+            q = path_links[p, k]
+            if q == dummy:
+                continue
+            if lmap[q] < 0:
+                lmap[q] = nloc
+                links_loc[nloc] = q
+                nloc += 1
+            cnt[lmap[q]] += w[p]
+            ptr[lmap[q] + 1] += 1
+    for j in range(nloc):
+        ptr[j + 1] += ptr[j]
+    pos = ptr[:nloc].copy()
+    owners = np.empty(ptr[nloc], dtype=np.int64)
+    for i in range(npl):
+        p = plist[i]
+        for k in range(P):
+            q = path_links[p, k]
+            if q != dummy:
+                j = lmap[q]
+                owners[pos[j]] = i
+                pos[j] += 1
+    frozen = np.zeros(npl, dtype=np.bool_)
+    for i in range(npl):
+        out[plist[i]] = 0.0
+    tol = _tolerance(c)
+    cl = np.empty(nloc)
+    live = np.empty(nloc, dtype=np.int64)
+    nlive = 0
+    for j in range(nloc):
+        cl[j] = c[links_loc[j]]
+        if cnt[j] > 0:
+            live[nlive] = j
+            nlive += 1
+    share = np.empty(nloc)
+    sat = np.empty(nloc, dtype=np.int64)
+    level = 0.0
+    while nlive > 0:
+        m = np.inf
+        for i in range(nlive):
+            j = live[i]
+            s = max(cl[j], 0.0) / cnt[j]
+            share[i] = s
+            if s < m:
+                m = s
+        level += m
+        thr = m + tol
+        nsat = 0
+        for i in range(nlive):
+            j = live[i]
+            cl[j] -= m * cnt[j]
+            if share[i] <= thr:
+                sat[nsat] = j
+                nsat += 1
+        if nsat == 0:
+            for j in range(nloc):
+                lmap[links_loc[j]] = -1
+            raise ValueError("progressive filling made no progress (NaN capacity?)")
+        for i in range(nsat):
+            cl[sat[i]] = 0.0
+        for i in range(nsat):
+            j = sat[i]
+            l = links_loc[j]
+            for e in range(ptr[j], ptr[j + 1]):
+                ii = owners[e]
+                if not frozen[ii]:
+                    frozen[ii] = True
+                    p = plist[ii]
+                    out[p] = level
+                    for k in range(P):
+                        q = path_links[p, k]
+                        if q != l and q != dummy:
+                            cnt[lmap[q]] -= w[p]
+        for i in range(nsat):
+            cnt[sat[i]] = 0
+        k = 0
+        for i in range(nlive):
+            j = live[i]
+            if cnt[j] > 0:
+                live[k] = j
+                k += 1
+        nlive = k
+    for j in range(nloc):
+        lmap[links_loc[j]] = -1
+
+
+@_jit
+def _subtract_paths(plist, npl, path_links, per_path, w, c, tiny, lmap):
+    """c -= bytes/s the paths ``plist[:npl]`` use (rate x weight), summed per link in
+    ascending path order (the order of the numpy formulation); a residual of
+    at most ``tiny`` becomes 0. Links none of these paths cross keep their residual
+    (already clamped by an earlier call). ``lmap``: -1 per link on entry and return."""
+    P = path_links.shape[1]
+    nl = c.shape[0]
+    use = np.zeros(npl * P)
+    links_loc = np.empty(npl * P, dtype=np.int64)
+    nloc = 0
+    for i in range(npl):
+        p = plist[i]
+        r = per_path[p] * w[p]
+        for k in range(P):
+            q = path_links[p, k]
+            if q == nl - 1:
+                continue
+            if lmap[q] < 0:
+                lmap[q] = nloc
+                links_loc[nloc] = q
+                nloc += 1
+            use[lmap[q]] += r
+    for j in range(nloc):
+        q = links_loc[j]
+        c[q] -= use[j]
+        if c[q] <= tiny:
+            c[q] = 0.0
+        lmap[q] = -1
+    c[nl - 1] = np.inf
+
+
+@_jit
 def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, ptr, owners,
-                   cap):
+                   cap, w, lmap):
     """Strict priority across classes (0 first), max-min inside one; flow i is in class
-    ``cls_of[cf[i]]`` (``cf`` = its coflow, ``0 <= cls_of < ncls``). ``path_flows[p]`` /
-    ``link_flows[l]`` = number of flows on path p / link l (int64; used when there is one
-    class)."""
+    ``cls_of[cf[i]]`` (``cf`` = its coflow, ``0 <= cls_of < ncls``). ``w`` (one int64
+    zero per path) and ``lmap`` (one int64 -1 per link, dummy included) are scratch
+    arrays, restored on return. ``path_flows[p]`` / ``link_flows[l]`` = flows on path p /
+    link l (used when there is one class: fair sharing needs no per-class pass over the
+    flows). A class that uses many of the network's paths is filled over the global
+    link -> paths index (``_fill``), a sparse one over its own paths and links only
+    (``_fill_paths``), so the cost is O(flows + the paths and links of each
+    class), independent of how many paths and links the network has, so hundreds of
+    classes (``--priority-classes 0``) stay cheap."""
     n = pid.shape[0]
     rate = np.zeros(n)
     if n == 0:
@@ -192,18 +316,23 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
         for i in range(n):
             rate[i] = per_path[pid[i]]
         return rate
-    w = np.zeros(npaths, dtype=np.int64)
     order, start = _class_buckets(cf, cls_of, ncls)
+    plist = np.empty(n, dtype=np.int64)
     for k in range(ncls):
         a, b = start[k], start[k + 1]
         if a == b:
             continue
-        for j in range(a, b):
-            w[pid[order[j]]] += 1
-        # skip the class when every one of its paths already crosses a full link
-        blocked = True
+        npl = 0
         for j in range(a, b):
             p = pid[order[j]]
+            if w[p] == 0:
+                plist[npl] = p
+                npl += 1
+            w[p] += 1
+        # skip the class when every one of its paths already crosses a full link
+        blocked = True
+        for i in range(npl):
+            p = plist[i]
             hit = False
             for q in range(P):
                 if c[path_links[p, q]] <= tiny:
@@ -213,13 +342,23 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
                 blocked = False
                 break
         if not blocked:
-            _fill(path_links, ptr, owners, c.copy(), w, _link_counts(ptr, owners, w, nl),
-                  per_path)
+            if npl * 8 > npaths:  # dense: the global index, paths collected in order
+                pl = np.empty(npl, dtype=np.int64)
+                m = 0
+                for p in range(npaths):
+                    if w[p] > 0:
+                        pl[m] = p
+                        m += 1
+                _fill(path_links, ptr, owners, c.copy(), w, _link_counts(ptr, owners, w, nl),
+                      per_path)
+            else:
+                pl = np.sort(plist[:npl])
+                _fill_paths(pl, npl, path_links, c, w, per_path, lmap)
             for j in range(a, b):
                 rate[order[j]] = per_path[pid[order[j]]]
-            _subtract_usage(path_links, per_path, w, c, tiny)
-        for j in range(a, b):
-            w[pid[order[j]]] = 0
+            _subtract_paths(pl, npl, path_links, per_path, w, c, tiny, lmap)
+        for i in range(npl):
+            w[plist[i]] = 0
     return rate
 
 
@@ -373,6 +512,121 @@ def coflow_link_bytes(c_local, cf, pid, rem, path_links, num_rows, nl):
     return out
 
 
+@_jit
+def bssi_back(X, w, link_load, tie):
+    """Bottleneck-Select-Scale-Iterate (``emulation/scheduler/bssi.py``): the items' order
+    from last to first. ``X`` (N x L capacity-normalised loads), ``w`` (weights, consumed),
+    ``link_load`` (X summed over items, computed by the caller with numpy; consumed).
+    Element for element the operations of the numpy formulation it replaced, so the same
+    order; O(N (N + L)) without per-step interpreter overhead."""
+    n, L = X.shape
+    back = np.empty(n, dtype=np.int64)
+    nb = 0
+    remaining = np.ones(n, dtype=np.bool_)
+    left = n
+    ratio = np.empty(n)
+    while left > 0:
+        top = -np.inf
+        for l in range(L):
+            if link_load[l] > top:
+                top = link_load[l]
+        thr = top * (1 - tie)
+        b = 0
+        for l in range(L):
+            if link_load[l] >= thr:
+                b = l
+                break
+        if link_load[b] <= 0:
+            for i in range(n - 1, -1, -1):  # the rest, in index order once reversed
+                if remaining[i]:
+                    back[nb] = i
+                    nb += 1
+            break
+        rmin = np.inf
+        for i in range(n):
+            if remaining[i]:
+                xb = X[i, b]
+                r = w[i] / xb if xb > 0 else np.inf
+                ratio[i] = r
+                if r < rmin:
+                    rmin = r
+        if not np.isfinite(rmin):  # float residue on a link no remaining item loads
+            link_load[b] = 0.0
+            continue
+        cut = rmin + abs(rmin) * tie
+        last = -1
+        for i in range(n):
+            if remaining[i] and ratio[i] <= cut:
+                last = i  # largest index among the (near-)minima
+        for i in range(n):
+            if remaining[i]:
+                w[i] -= rmin * X[i, b]
+        w[last] = 0.0
+        back[nb] = last
+        nb += 1
+        remaining[last] = False
+        left -= 1
+        for l in range(L):
+            link_load[l] -= X[last, l]
+            if link_load[l] < 0:
+                link_load[l] = 0.0
+    return back[:nb]
+
+
+@_jit
+def stage_link_bytes(jobs, s_row, full, inflight_t, cur_row, j_ptr, j_idx, j_val, t_ptr,
+                     t_idx, t_val, clb, num_stages, nl):
+    """(stages x nl) bytes every remaining iteration of each active job still puts on each
+    link, summed per stage (row ``s_row[k]`` for job ``jobs[k]``): ``full[k]`` whole
+    iterations of the job's per-iteration loads (CSR ``j_ptr/j_idx/j_val``), plus for a
+    job in flight (``inflight_t[k]`` = its template, else -1) the templates after it (CSR
+    ``t_*``) and its coflow's remaining bytes (row ``cur_row[k]`` of ``clb``, -1 if none).
+    Per (job, link) the same sum in the same order as the dense numpy formulation it
+    replaced, and stage rows accumulate jobs in order; entries that are zero there are
+    skipped here (adding 0.0 changes nothing), so the cost follows the links each job
+    touches, not jobs x links."""
+    out = np.zeros((num_stages, nl))
+    tmp = np.zeros(nl)
+    mark = np.zeros(nl, dtype=np.bool_)
+    touched = np.empty(nl, dtype=np.int64)
+    for k in range(jobs.shape[0]):
+        j = jobs[k]
+        nt = 0
+        for e in range(j_ptr[j], j_ptr[j + 1]):
+            l = j_idx[e]
+            tmp[l] = full[k] * j_val[e]
+            if not mark[l]:
+                mark[l] = True
+                touched[nt] = l
+                nt += 1
+        t = inflight_t[k]
+        if t >= 0:
+            for e in range(t_ptr[t], t_ptr[t + 1]):
+                l = t_idx[e]
+                tmp[l] += t_val[e]
+                if not mark[l]:
+                    mark[l] = True
+                    touched[nt] = l
+                    nt += 1
+            r = cur_row[k]
+            if r >= 0:
+                for l in range(nl):
+                    v = clb[r, l]
+                    if v != 0.0:
+                        tmp[l] += v
+                        if not mark[l]:
+                            mark[l] = True
+                            touched[nt] = l
+                            nt += 1
+        row = s_row[k]
+        for i in range(nt):
+            l = touched[i]
+            out[row, l] += tmp[l]
+            tmp[l] = 0.0
+            mark[l] = False
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load from cache) every kernel on a tiny input."""
     path_links = np.array([[0, 2], [1, 2]], dtype=np.int64)
@@ -384,8 +638,11 @@ def warm_up() -> None:
     counts = np.ones(2, dtype=np.int64)
     maxmin_weighted(path_links, ptr, owners, cap, counts)
     lcounts = np.array([1, 1, 2], dtype=np.int64)
-    priority_rates(pid, pid, pid, 2, counts, lcounts, path_links, ptr, owners, cap)
-    priority_rates(pid, pid, pid * 0, 1, counts, lcounts, path_links, ptr, owners, cap)
+    w0 = np.zeros(2, dtype=np.int64)
+    lmap = np.full(3, -1, dtype=np.int64)
+    priority_rates(pid, pid, pid, 2, counts, lcounts, path_links, ptr, owners, cap, w0, lmap)
+    priority_rates(pid, pid, pid * 0, 1, counts, lcounts, path_links, ptr, owners, cap, w0,
+                   lmap)
     rate = madd_rates(pid, pid, pid, ones, path_links, ptr, owners, cap)
     ttf = np.empty(2)
     time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)
@@ -394,3 +651,6 @@ def warm_up() -> None:
     retire_flows(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
                  ones.copy(), counts.copy(), lcounts.copy(), path_links)
     coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)
+    X = np.ones((2, 2))
+    bssi_back(X, np.ones(2), X.sum(axis=0), 1e-9)
+    stage_link_bytes(pid, pid, pid, pid, pid, ptr[:3], pid, ones, ptr[:3], pid, ones, X, 2, 2)

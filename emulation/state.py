@@ -74,6 +74,13 @@ class Records:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
+def _csr(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ptr, column, value) of the nonzero entries of a 2-D array, row by row."""
+    rows, cols = np.nonzero(m)
+    ptr = np.searchsorted(rows, np.arange(m.shape[0] + 1)).astype(np.int64)
+    return ptr, cols.astype(np.int64), m[rows, cols].astype(float)
+
+
 class ClusterState:
     """Tables of a trace on a topology plus everything that changes during a run."""
 
@@ -185,6 +192,9 @@ class ClusterState:
                 acc_s += self.tmpl_sync_s[t]
             self.job_iter_lb[j] = acc_lb
             self.job_iter_sync_s[j] = acc_s
+        # the same two tables as sparse rows (CSR), for the view's stage loads
+        self.job_lb_csr = _csr(self.job_iter_lb)
+        self.tmpl_after_csr = _csr(self.tmpl_after_lb)
 
     def _reset(self) -> None:
         S, J = len(self.stage_ids), len(self.job_ids)
@@ -210,6 +220,10 @@ class ClusterState:
         self.c_flows_left: list[int] = []
         self.c_ids: list[str] = []
         self.active_coflows: dict[int, None] = {}
+        # bumped whenever the sets of active coflows, stages or jobs change: the view's
+        # index part (ids, local numbering) is rebuilt only then, not at every flow event
+        self._structure_version = 0
+        self._view_index: tuple[int, tuple] | None = None
         # active flows
         self.a_tf = np.zeros(0, dtype=np.int64)
         self.a_cf = np.zeros(0, dtype=np.int64)
@@ -263,6 +277,7 @@ class ClusterState:
     def _start_stage(self, s: int) -> None:
         self.stage_start[s] = self.now
         self.active_stages[s] = None
+        self._structure_version += 1
         self._log("stage_start", self.stage_ids[s])
         for j in self.stage_jobs[s]:
             if self.job_t1[j] == self.job_t0[j]:  # compute only: no network traffic
@@ -290,6 +305,7 @@ class ClusterState:
         self.c_flows_left.append(b - a)
         self.c_ids.append(f"{self.job_ids[j]}/i{self.job_iter[j]}/c{k}")
         self.active_coflows[cid] = None
+        self._structure_version += 1
         self.job_phase[j] = k
         self.job_coflow[j] = cid
         tf = np.arange(a, b)
@@ -334,6 +350,7 @@ class ClusterState:
     def _coflow_done(self, cid: int) -> None:
         self.c_end[cid] = self.now
         del self.active_coflows[cid]
+        self._structure_version += 1
         self._log("coflow_end", self.c_ids[cid])
         j = self.c_job[cid]
         self.job_coflow[j] = -1
@@ -349,6 +366,7 @@ class ClusterState:
 
     def _job_done(self, j: int) -> None:
         self.job_done[j] = True
+        self._structure_version += 1
         s = int(self.job_stage[j])
         self.stage_jobs_left[s] -= 1
         if self.stage_jobs_left[s] == 0:
@@ -360,8 +378,11 @@ class ClusterState:
                 if self.stage_deps_left[child] == 0:
                     self._push(max(self.now, self.stage_arrival[child]), STAGE_START, child)
 
-    def view(self) -> tuple[View, np.ndarray]:
-        """The policy's read-only view now, and the coflow ids (cids) its rows stand for."""
+    def _index(self) -> tuple:
+        """The view's index part: active coflow ids (cids), stages, jobs, their local
+        numbering and id tuples; cached until the active sets change (read-only arrays)."""
+        if self._view_index is not None and self._view_index[0] == self._structure_version:
+            return self._view_index[1]
         cids = np.fromiter(self.active_coflows, dtype=np.int64, count=len(self.active_coflows))
         stages = np.fromiter(self.active_stages, dtype=np.int64, count=len(self.active_stages))
         s_local = {int(s): i for i, s in enumerate(stages)}
@@ -372,6 +393,18 @@ class ClusterState:
         c_local = np.full(len(self.c_job), -1, dtype=np.int64)
         c_local[cids] = np.arange(len(cids))
         c_job = np.array([self.c_job[c] for c in cids], dtype=np.int64)
+        for a in (cids, stages, jobs, j_local, c_local, c_job):
+            a.setflags(write=False)
+        out = (cids, stages, s_local, jobs, j_local, c_local, c_job,
+               tuple(self.c_ids[c] for c in cids), tuple(self.stage_ids[s] for s in stages),
+               tuple(self.job_ids[j] for j in jobs))
+        self._view_index = (self._structure_version, out)
+        return out
+
+    def view(self) -> tuple[View, np.ndarray]:
+        """The policy's read-only view now, and the coflow ids (cids) its rows stand for."""
+        (cids, stages, s_local, jobs, j_local, c_local, c_job, coflow_ids, stage_ids,
+         job_ids) = self._index()
         L, C = self.L, len(cids)
         cache: dict[str, np.ndarray] = {}
 
@@ -386,27 +419,18 @@ class ClusterState:
             rem = np.bincount(c_local[self.a_cf], weights=self.a_rem, minlength=C)
             return np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]) - rem
 
-        def job_link_bytes() -> np.ndarray:
-            ph = self.job_phase[jobs]
-            it = self.job_iter[jobs]
-            full = self.job_iters[jobs] - it - (ph >= 0)
-            m = full[:, None] * self.job_iter_lb[jobs]
-            inflight = np.flatnonzero(ph >= 0)
-            if len(inflight):
-                jj = jobs[inflight]
-                t = self.job_t0[jj] + ph[inflight]
-                m[inflight] += self.tmpl_after_lb[t]
-                cur = c_local[self.job_coflow[jj]]
-                ok = cur >= 0
-                m[inflight[ok]] += coflow_link_bytes()[cur[ok]]
-            return m
-
         def stage_link_bytes() -> np.ndarray:
-            out = np.zeros((len(stages), L))
-            if len(jobs):
-                np.add.at(out, np.array([s_local[int(s)] for s in self.job_stage[jobs]]),
-                          job_link_bytes())
-            return out
+            if not len(jobs):
+                return np.zeros((len(stages), L))
+            ph = self.job_phase[jobs]
+            full = self.job_iters[jobs] - self.job_iter[jobs] - (ph >= 0)
+            inflight_t = np.where(ph >= 0, self.job_t0[jobs] + ph, -1)
+            cur = np.where(ph >= 0, c_local[self.job_coflow[jobs]], -1)
+            clb = coflow_link_bytes() if (cur >= 0).any() else np.zeros((0, L))
+            s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
+            return kernels.stage_link_bytes(jobs, s_row, full, inflight_t, cur,
+                                            *self.job_lb_csr, *self.tmpl_after_csr,
+                                            np.ascontiguousarray(clb), len(stages), L)
 
         def critical_path() -> np.ndarray:
             ph = self.job_phase[jobs]
@@ -430,9 +454,9 @@ class ClusterState:
         # cheap fields are callables too: a policy pays only for what it reads
         view = View(
             now_s=self.now,
-            coflow_ids=tuple(self.c_ids[c] for c in cids),
-            stage_ids=tuple(self.stage_ids[s] for s in stages),
-            job_ids=tuple(self.job_ids[j] for j in jobs),
+            coflow_ids=coflow_ids,
+            stage_ids=stage_ids,
+            job_ids=job_ids,
             capacity_bps=self.cap_bps,
             coflow_stage=lambda: np.array([s_local[int(self.job_stage[j])] for j in c_job],
                                           dtype=np.int64),

@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the repo, ../shared data and a small generated trace."""
+"""Common fixtures: paths to the repo and its vendored data (``data/``)."""
 from __future__ import annotations
 
 import sys
@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-FB_TRACE = SHARED / "data" / "FB2010-1Hr-150-0.txt"
+FB_TRACE = REPO / "data" / "FB2010-1Hr-150-0.txt"
 PYTHON = sys.executable
 
 
 @pytest.fixture(scope="session")
 def fb_trace_path() -> Path:
     if not FB_TRACE.exists():
-        pytest.fail(f"{FB_TRACE} is missing: the FB2010 trace must sit in ../shared/data")
+        pytest.fail(f"{FB_TRACE} is missing: the FB2010 trace ships with the repository (data/)")
     return FB_TRACE

@@ -175,3 +175,48 @@ def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
         c[c <= tiny] = 0.0  # rounding dust: the link is full
         c[-1] = np.inf
     return rate + maxmin_paths(pid, path_links, c, index)
+
+
+# ---- BSSI: the numpy loop that emulation.kernels.bssi_back replaced
+_TIE = 1e-9
+
+
+def bssi_order(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | None = None
+               ) -> np.ndarray:
+    """Indices of ``loads``' rows, first to last, by BSSI."""
+    X = np.asarray(loads, dtype=float)
+    n = X.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if capacity is not None:
+        X = X / np.asarray(capacity, dtype=float)[None, :]
+    w = np.asarray(weights, dtype=float).copy()
+    remaining = np.ones(n, dtype=bool)
+    link_load = X.sum(axis=0)
+    back: list[int] = []
+    idx_all = np.arange(n)
+    while remaining.any():
+        top = link_load.max()
+        b = int(np.argmax(link_load >= top * (1 - _TIE)))
+        if link_load[b] <= 0:
+            rest = idx_all[remaining]
+            back.extend(rest[::-1].tolist())  # reversed below -> index order
+            break
+        U = idx_all[remaining]
+        xb = X[U, b]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(xb > 0, w[U] / np.where(xb > 0, xb, 1.0), np.inf)
+        rmin = ratio.min()
+        if not np.isfinite(rmin):  # float residue on a link no remaining item loads
+            link_load[b] = 0.0
+            continue
+        ties = np.flatnonzero(ratio <= rmin + abs(rmin) * _TIE)
+        k = int(ties[-1])  # largest index among the (near-)minima
+        last = int(U[k])
+        w[U] -= rmin * xb
+        w[last] = 0.0
+        back.append(last)
+        remaining[last] = False
+        link_load -= X[last]
+        link_load[link_load < 0] = 0.0
+    return np.array(back[::-1], dtype=np.int64)

@@ -112,3 +112,35 @@ def test_rounding_dust_leaves_a_full_link_full():
     rate = allocation.priority(pid, path_links, cls, cap)
     assert (rate[9:14] == 0).all() and rate[14] == 1.0
     assert rate[:9] == pytest.approx(1 / 9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_compiled_bssi_matches_the_numpy_formulation(data):
+    """Same order as the numpy BSSI loop it replaced, ties and zero loads included (loads
+    drawn from a few values so that equal ratios and equal link loads are common)."""
+    from emulation.scheduler.bssi import bssi_order
+    n = data.draw(st.integers(1, 12))
+    L = data.draw(st.integers(1, 5))
+    vals = st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 0.1 + 0.2, 0.3, 7.5])
+    loads = np.array(data.draw(st.lists(vals, min_size=n * L, max_size=n * L))).reshape(n, L)
+    w = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 0.5]), min_size=n, max_size=n)))
+    cap = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 10.0]), min_size=L, max_size=L)))
+    np.testing.assert_array_equal(bssi_order(loads, w, cap), ref.bssi_order(loads, w, cap))
+
+
+@settings(max_examples=200, deadline=None)
+@given(net=networks(), data=st.data())
+def test_sparse_classes_match_the_numpy_formulation(net, data):
+    """The same comparison with 100 unused paths appended, so every class uses few of the
+    network's paths and the kernel takes its per-class (sparse) branch."""
+    path_links, cap, pid = net
+    L, P = len(cap) - 1, path_links.shape[1]
+    extra = np.full((100, P), L, dtype=np.int64)
+    extra[:, 0] = np.arange(100) % L
+    path_links = np.vstack([path_links, extra])
+    n = len(pid)
+    cls = np.array(data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)))
+    got = allocation.priority(pid, path_links, cls, cap, allocation.link_index(path_links, len(cap)))
+    want = ref.priority(pid, path_links, cls, cap, ref.link_index(path_links, len(cap)))
+    np.testing.assert_array_equal(got, want)

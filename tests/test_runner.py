@@ -146,3 +146,27 @@ def test_dask_local_cluster_gives_the_same_records_as_the_local_pool(tmp_path):
     assert a.keys() == b.keys() and len(a) == 12
     for k in a:
         assert a[k] == b[k], k
+
+
+def test_dask_local_starts_its_own_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    out = tmp_path / "out"
+    r = runner("--config", write_cfg(tmp_path), "--out", out, "--dask", "local", "--jobs", "2",
+               "--no-analysis")
+    assert r.returncode == 0, r.stderr
+    assert len(run_dirs(out)) == 12
+
+
+def test_realloc_policy_resolves_per_run(tmp_path):
+    """realloc = "policy" runs each policy in its published mode, recorded in run.json."""
+    from emulation.scheduler import POLICIES
+    cfg = write_cfg(tmp_path)
+    cfg.write_text(cfg.read_text().replace("[experiment]\n", '[experiment]\nrealloc = "policy"\n', 1))
+    out = tmp_path / "out"
+    r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
+    assert r.returncode == 0, r.stderr
+    runs = [json.loads(p.read_text()) for p in (out / "tiny").glob("*/run.json")]
+    assert len(runs) == 12
+    for run in runs:
+        assert run["realloc"] == POLICIES[run["policy"]].default_realloc
+        assert run["realloc_is_policy_default"] is True

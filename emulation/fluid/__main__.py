@@ -29,9 +29,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="K strict-priority classes; 0 = unlimited (each coflow its own)")
     ap.add_argument("--release-at-zero", action="store_true",
                     help="release every app at t=0 (Sincronia's offline setting)")
-    ap.add_argument("--realloc", choices=["flow", "coflow"], default="flow",
-                    help="recompute rates at every flow completion (exact, default) or only at "
-                         "coflow-level events (Varys/coflowsim semantics, faster)")
+    ap.add_argument("--realloc", choices=["flow", "coflow"], default=None,
+                    help="recompute rates at every flow completion (exact) or only at "
+                         "coflow-level events (Varys/coflowsim semantics, faster). Default: "
+                         "the policy's published semantics: " + ", ".join(
+                             f"{n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES)))
     ap.add_argument("-o", "--output", required=True, help="output directory for the records")
     args = ap.parse_args(argv)
     if args.priority_classes < 0:
@@ -51,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                     outdir=args.output, priority_classes=args.priority_classes,
                     release_at_zero=args.release_at_zero, realloc=args.realloc)
     print(f"policy: {run['policy']}")
+    print(f"realloc: {run['realloc']}")
     print(f"stages: {run['num_stages']}")
     print(f"avg_sct_s: {run['avg_sct_s']:.4f}")
     print(f"p95_sct_s: {run['p95_sct_s']:.4f}")

@@ -78,7 +78,9 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
     path_flows = np.bincount(pid, minlength=len(path_links))
     link_flows = np.bincount(path_links[pid].ravel(), minlength=len(cap))
     return kernels.priority_rates(pid, np.arange(len(cls)), cls, ncls, path_flows, link_flows,
-                                  path_links, ptr, owners, cap)
+                                  path_links, ptr, owners, cap,
+                                  np.zeros(len(path_links), dtype=np.int64),
+                                  np.full(len(cap), -1, dtype=np.int64))
 
 
 def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,

@@ -17,12 +17,19 @@ from workloads.trace import Trace
 
 def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, policy: str,
               outdir: str | Path, priority_classes: int = 8, release_at_zero: bool = False,
-              realloc: str = "flow",
+              realloc: str | None = None,
               policy_params: dict[str, Any] | None = None, lb_avg_sct_s: float | None = None,
               extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict."""
+    """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
+
+    ``realloc=None``: the policy's published semantics (``Policy.default_realloc``);
+    run.json records the mode used and whether it was that default."""
     t0 = time.perf_counter()
-    sim = FluidSimulator(trace, topology, make_policy(policy, **(policy_params or {})),
+    pol = make_policy(policy, **(policy_params or {}))
+    realloc_default = realloc is None
+    if realloc is None:
+        realloc = pol.default_realloc
+    sim = FluidSimulator(trace, topology, pol,
                          priority_classes=priority_classes, release_at_zero=release_at_zero,
                          realloc=realloc)
     res = sim.run()
@@ -40,6 +47,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "num_priority_classes": priority_classes,
         "release_at_zero": release_at_zero,
         "realloc": realloc,
+        "realloc_is_policy_default": realloc_default,
         **stats,
         "avg_cct_s": float(cct.mean()) if len(cct) else None,
         "lower_bound_avg_sct_s": lb_avg_sct_s,

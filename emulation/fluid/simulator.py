@@ -47,6 +47,9 @@ class FluidSimulator:
         self.state = ClusterState(trace, topology, release_at_zero=release_at_zero,
                                   record_events=record_events)
         self.index = allocation.link_index(self.state.path_links, self.state.L + 1)
+        # scratch of the priority kernel (restored by it): per-path flow counts, link map
+        self._w_scratch = np.zeros(len(self.state.path_links), dtype=np.int64)
+        self._lmap_scratch = np.full(self.state.L + 1, -1, dtype=np.int64)
         self.num_decisions = 0
         self.invariant_checks = 0
         self._wakes: list[tuple[int, float]] = []
@@ -136,7 +139,8 @@ class FluidSimulator:
             per_cid[cids] = cls
             rate = kernels.priority_rates(st.a_pid, st.a_cf, per_cid, int(cls.max()) + 1,
                                           st.path_flows, st.link_flows, st.path_links, ptr,
-                                          owners, st.cap)
+                                          owners, st.cap, self._w_scratch,
+                                          self._lmap_scratch)
         st.a_rate = rate
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
         if self.check_invariants:

@@ -99,10 +99,18 @@ class Policy:
     ``"madd"`` (Varys: each coflow in order at the rate that finishes all its flows
     together, then leftover capacity shared max-min). The packet backend enforces the
     order through priority classes either way.
+
+    ``default_realloc`` is when the policy, as published, recomputes its decision: at
+    coflow-level events (``"coflow"``: a coflow is released or completes, a stage starts
+    or ends, a requested wake-up; a centralised coflow scheduler such as Varys or
+    Sincronia) or at every flow completion too (``"flow"``: rates follow the transport
+    instantly, e.g. per-flow fair sharing). The fluid CLI uses it unless ``--realloc`` is
+    given, and experiments with ``realloc = "policy"``; run.json records the mode used.
     """
 
     name: ClassVar[str] = ""
     allocation: ClassVar[str] = "priority"
+    default_realloc: ClassVar[str] = "coflow"
 
     def prepare(self, *, coflow_sizes_bytes: np.ndarray) -> None:
         """Called once per run with trace-wide facts before the first event."""

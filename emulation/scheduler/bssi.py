@@ -13,11 +13,14 @@ last: callers pass items in arrival order, so later arrivals lose ties. Among li
 loaded within 1e-9 of the maximum the first is the bottleneck. The tolerances keep the
 order from depending on the last bits of the loads (their summation order). Items whose
 load on the bottleneck is zero are never put last while a loaded one remains; items with
-no load at all come last, in index order. O(N (N + L)).
+no load at all come last, in index order. O(N (N + L)); the loop runs compiled
+(``emulation.kernels.bssi_back``).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from emulation import kernels
 
 _TIE = 1e-9  # relative tolerance under which two loads or ratios count as equal
 
@@ -31,33 +34,7 @@ def bssi_order(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
         return np.zeros(0, dtype=np.int64)
     if capacity is not None:
         X = X / np.asarray(capacity, dtype=float)[None, :]
-    w = np.asarray(weights, dtype=float).copy()
-    remaining = np.ones(n, dtype=bool)
+    w = np.array(weights, dtype=float)  # a copy: the kernel consumes it
     link_load = X.sum(axis=0)
-    back: list[int] = []
-    idx_all = np.arange(n)
-    while remaining.any():
-        top = link_load.max()
-        b = int(np.argmax(link_load >= top * (1 - _TIE)))
-        if link_load[b] <= 0:
-            rest = idx_all[remaining]
-            back.extend(rest[::-1].tolist())  # reversed below -> index order
-            break
-        U = idx_all[remaining]
-        xb = X[U, b]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(xb > 0, w[U] / np.where(xb > 0, xb, 1.0), np.inf)
-        rmin = ratio.min()
-        if not np.isfinite(rmin):  # float residue on a link no remaining item loads
-            link_load[b] = 0.0
-            continue
-        ties = np.flatnonzero(ratio <= rmin + abs(rmin) * _TIE)
-        k = int(ties[-1])  # largest index among the (near-)minima
-        last = int(U[k])
-        w[U] -= rmin * xb
-        w[last] = 0.0
-        back.append(last)
-        remaining[last] = False
-        link_load -= X[last]
-        link_load[link_load < 0] = 0.0
-    return np.array(back[::-1], dtype=np.int64)
+    back = kernels.bssi_back(np.ascontiguousarray(X), w, link_load, _TIE)
+    return back[::-1].copy()

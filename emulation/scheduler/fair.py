@@ -10,6 +10,7 @@ class Fair(Policy):
     """All coflows in class 0; rates max-min fair among all flows."""
 
     name = "fair"
+    default_realloc = "flow"  # TCP-like sharing re-balances at every flow completion
 
     def decide(self, view: View) -> Decision:
         order = np.argsort(view.coflow_seq, kind="stable")

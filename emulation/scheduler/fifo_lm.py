@@ -21,6 +21,9 @@ class FifoLM(Policy):
     """FIFO; a coflow that has sent more than the threshold admits its successor to class 0."""
 
     name = "fifo_lm"
+    # Baraat changes priorities at task (coflow) events and at the heavy threshold, which
+    # the policy requests as a wake-up
+    default_realloc = "coflow"
 
     def __init__(self, heavy_threshold_bytes: float | None = None, percentile: float = 90.0):
         self.heavy_threshold_bytes = heavy_threshold_bytes

@@ -17,6 +17,7 @@ class Sincronia(Policy):
     """Online BSSI over coflows; reorders only when the active coflow set changes."""
 
     name = "sincronia"
+    default_realloc = "coflow"  # the order is recomputed at coflow arrival / departure
 
     def __init__(self) -> None:
         self._ids: tuple[str, ...] | None = None

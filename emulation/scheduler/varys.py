@@ -21,6 +21,7 @@ class Varys(Policy):
 
     name = "varys"
     allocation = "madd"
+    default_realloc = "coflow"  # Varys recomputes at coflow arrival and completion
 
     def decide(self, view: View) -> Decision:
         if view.num_coflows == 0:

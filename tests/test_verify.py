@@ -1,0 +1,59 @@
+"""``run_experiments.py --verify``: recomputed committed runs pass; a tampered committed
+value (run summary or one stage's SCT) fails with exit 1 and names the run."""
+import json
+import shutil
+
+import pytest
+
+from run_experiments import main
+from tests.conftest import REPO
+
+RUN = ("pattern", "sync_pattern=ring,policy=fair,seed=1")
+
+
+@pytest.fixture
+def results(tmp_path):
+    src = REPO / "results" / RUN[0] / RUN[1]
+    if not (src / "run_config.json").exists():
+        pytest.fail(f"reference run {src} is not committed")
+    dst = tmp_path / "results" / RUN[0] / RUN[1]
+    shutil.copytree(src, dst)
+    return tmp_path / "results", dst
+
+
+def _verify(root, capsys):
+    code = main(["--verify", "--out", str(root), "--jobs", "1"])
+    return code, capsys.readouterr().out
+
+
+def test_untouched_committed_run_passes(results, capsys):
+    root, _ = results
+    code, out = _verify(root, capsys)
+    assert code == 0, out
+    assert "1 identical, 0 differ" in out
+
+
+def test_tampered_summary_fails(results, capsys):
+    root, run = results
+    rec = json.loads((run / "run.json").read_text())
+    rec["avg_sct_s"] *= 1 + 1e-12  # the last digits only: fluid runs must match exactly
+    (run / "run.json").write_text(json.dumps(rec))
+    code, out = _verify(root, capsys)
+    assert code == 1
+    assert f"MISMATCH {RUN[0]}/{RUN[1]}" in out and "avg_sct_s" in out
+
+
+def test_tampered_stage_sct_fails(results, capsys):
+    root, run = results
+    lines = (run / "stages.csv").read_text().splitlines()
+    head, row = lines[0].split(","), lines[1].split(",")
+    i = head.index("sct_s")
+    row[i] = repr(float(row[i]) + 1e-6)
+    lines[1] = ",".join(row)
+    (run / "stages.csv").write_text("\n".join(lines) + "\n")
+    code, out = _verify(root, capsys)
+    assert code == 1 and "1 stage SCTs differ" in out
+
+
+def test_empty_results_dir_is_an_error(tmp_path, capsys):
+    assert main(["--verify", "--out", str(tmp_path)]) == 2
