@@ -1,0 +1,217 @@
+"""Candidate orderings tried for ``beamer`` (registered into POLICIES on import; names
+start with ``x-``), and the trace-derived inputs some of them take. docs/beamer.md has
+what each is and its numbers."""
+from __future__ import annotations
+import numpy as np
+from emulation.scheduler import POLICIES
+from emulation.scheduler.base import Decision, Policy, View
+from emulation.scheduler.bssi import bssi_order
+
+
+def stage_est_s(view: View) -> np.ndarray:
+    """Per active stage: max(longest remaining critical path of its jobs, max_l R_s[l]/C_l)."""
+    S = len(view.stage_ids)
+    cp = np.zeros(S)
+    if len(view.job_stage):
+        np.maximum.at(cp, view.job_stage, view.job_critical_path_s)
+    bw = (view.stage_link_bytes * 8.0 / view.capacity_bps[None, :]).max(axis=1, initial=0.0)
+    return np.maximum(cp, bw), cp, bw
+
+
+class AppSRPT(Policy):
+    """Stages ranked by (remaining estimate of the stage + downstream plan), one class each."""
+    name = "x-app-srpt"
+
+    def __init__(self, downstream: dict | None = None, mode: str = "max", jobs: bool = False):
+        self.down = downstream or {}
+        self.mode = mode
+        self.jobs = jobs
+
+    def decide(self, view: View) -> Decision:
+        n = view.num_coflows
+        if n == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        est, cp, bw = stage_est_s(view)
+        cur = {"max": est, "cp": cp, "bw": bw}[self.mode]
+        down = np.array([self.down.get(s, 0.0) for s in view.stage_ids])
+        key = cur + down
+        sorder = np.lexsort((view.stage_start_s, key))
+        srank = np.empty(len(sorder), dtype=np.int64)
+        srank[sorder] = np.arange(len(sorder))
+        cs = srank[view.coflow_stage]
+        if self.jobs:
+            jk = -view.job_critical_path_s[view.coflow_job]
+            order = np.lexsort((view.coflow_seq, jk, cs))
+            return Decision(order=order)
+        order = np.lexsort((view.coflow_seq, cs))
+        return Decision(order=order, classes=cs)
+
+
+class StageBSSIDown(Policy):
+    """BSSI over active stages on (remaining + downstream) loads; jobs by critical path."""
+    name = "x-sbssi-down"
+
+    def __init__(self, downloads: dict | None = None, how: str = "oracle", jobs: str = "cp",
+                 cp_link: bool = False, classes: str = "rank"):
+        self.dl = downloads or {}
+        self.how = how
+        self.jobs = jobs
+        self.cp_link = cp_link
+        self.cls = classes
+
+    def loads(self, view):
+        R = view.stage_link_bytes.astype(float).copy()
+        L = R.shape[1]
+        for i, sid in enumerate(view.stage_ids):
+            if sid not in self.dl:
+                continue
+            vec, tot, cp = self.dl[sid]
+            if self.how == "oracle":
+                R[i] += vec
+            elif self.how == "scale":
+                cur = R[i].sum()
+                if cur > 0:
+                    R[i] *= 1.0 + 2.0 * tot / cur   # R sums uplink+downlink: 2 x bytes
+            elif self.how == "uniform":
+                up = R[i] > 0
+                R[i] += 2.0 * tot / L
+        return R
+
+    def decide(self, view: View) -> Decision:
+        n = view.num_coflows
+        if n == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        R = self.loads(view)
+        cap = view.capacity_bps
+        if self.cp_link:
+            S = len(view.stage_ids)
+            cpv = np.zeros(S)
+            if len(view.job_stage):
+                np.maximum.at(cpv, view.job_stage, view.job_critical_path_s)
+            down_cp = np.array([self.dl.get(s, (None, 0, 0.0))[2] for s in view.stage_ids])
+            R = np.concatenate([R * 8.0 / cap[None, :], np.diag(cpv + down_cp)], axis=1)
+            sorder = bssi_order(R, view.stage_weight)
+        else:
+            sorder = bssi_order(R, view.stage_weight, cap)
+        srank = np.empty(len(sorder), dtype=np.int64)
+        srank[sorder] = np.arange(len(sorder))
+        cs = srank[view.coflow_stage]
+        if self.jobs == "cp":
+            jk = -view.job_critical_path_s[view.coflow_job]
+        else:
+            jk = np.zeros(n)
+        order = np.lexsort((view.coflow_seq, jk, cs))
+        if self.cls == "stage":
+            return Decision(order=order, classes=cs)
+        return Decision(order=order)
+
+
+class CritBSSI(Policy):
+    """Coflow-level BSSI; weight = criticality in stage x (stage share of app remaining)^alpha."""
+    name = "x-crit"
+
+    def __init__(self, downstream: dict | None = None, alpha: float = 0.0, slack_w: float = 0.1,
+                 beta: float = 0.0, tol: float = 0.02, online: bool = False):
+        self.down = downstream or {}
+        self.alpha, self.slack_w, self.beta, self.tol = alpha, slack_w, beta, tol
+        self.online = online  # reorder only when the active coflow set changes (Sincronia's rule)
+        self._ids = None
+        self._order_ids: list[str] = []
+
+    def decide(self, view: View) -> Decision:
+        n = view.num_coflows
+        if n == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        if self.online and view.coflow_ids == self._ids:
+            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
+            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+        S = len(view.stage_ids)
+        cp = view.job_critical_path_s
+        smax = np.zeros(S)
+        if len(cp):
+            np.maximum.at(smax, view.job_stage, cp)
+        jc = cp[view.coflow_job]
+        sm = smax[view.coflow_stage]
+        if self.beta > 0:
+            crit = np.where(sm > 0, (jc / np.where(sm > 0, sm, 1.0)) ** self.beta, 1.0)
+        else:
+            crit = np.where(jc >= sm * (1 - self.tol), 1.0, self.slack_w)
+        w = crit
+        if self.alpha:
+            down = np.array([self.down.get(s, 0.0) for s in view.stage_ids])
+            share = np.where(smax + down > 0, smax / np.maximum(smax + down, 1e-12), 1.0)
+            w = w * share[view.coflow_stage] ** self.alpha
+        seq = np.argsort(view.coflow_seq, kind="stable")
+        order = seq[bssi_order(view.coflow_link_bytes[seq], w[seq], view.capacity_bps)]
+        self._ids = view.coflow_ids
+        self._order_ids = [view.coflow_ids[i] for i in order]
+        return Decision(order=order)
+
+
+CANDIDATES: dict[str, type[Policy]] = {**POLICIES, **{c.name: c for c in (AppSRPT, StageBSSIDown,
+                                                                         CritBSSI)}}
+
+
+def make(name: str, **params) -> Policy:
+    """A registered policy or a candidate, by name."""
+    return CANDIDATES[name](**params)
+
+
+# ---- trace-derived inputs (the lab passes them as policy parameters) ----
+from emulation.scheduler.lower_bound import stage_loads
+
+
+def downstream_time(trace, topo, kind="oracle"):
+    """stage_id -> summed isolated-time estimate of every stage downstream of it
+    (oracle: per-stage bound incl. placement; cp: critical path only; bytes: plan bytes)."""
+    stages = trace.stages()
+    R, cp = stage_loads(trace, topo)
+    cap = np.array([l.rate_bps for l in topo.links]) / 8.0
+    if kind == "oracle":
+        B = np.maximum(cp, (R / cap[None, :]).max(axis=1))
+    elif kind == "cp":
+        B = cp
+    elif kind == "bytes":  # plan-level: critical path vs total bytes over all host uplinks
+        nh = len(trace.hosts)
+        tot = R.sum(axis=1) / 2.0  # big switch: each byte crosses uplink+downlink
+        B = np.maximum(cp, tot / (nh * cap.max()))
+    idx = {s.stage_id: i for i, s in enumerate(stages)}
+    children = {s.stage_id: [] for s in stages}
+    for s in stages:
+        for d in s.depends_on:
+            children[d].append(s.stage_id)
+    out = {}
+    for s in stages:
+        seen, stack = set(), list(children[s.stage_id])
+        while stack:
+            c = stack.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            stack.extend(children[c])
+        out[s.stage_id] = float(sum(B[idx[c]] for c in seen))
+    return out
+
+
+def downstream_loads(trace, topo):
+    """stage_id -> (per-link bytes of all not-started descendants (oracle placement), total bytes)."""
+    stages = trace.stages()
+    R, cp = stage_loads(trace, topo)
+    idx = {s.stage_id: i for i, s in enumerate(stages)}
+    children = {s.stage_id: [] for s in stages}
+    for s in stages:
+        for d in s.depends_on:
+            children[d].append(s.stage_id)
+    tot = np.array([sum(sum(c.size_bytes for c in j.coflows) * j.iterations for j in s.jobs) for s in stages], float)
+    out = {}
+    for s in stages:
+        seen, stack = set(), list(children[s.stage_id])
+        while stack:
+            c = stack.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            stack.extend(children[c])
+        ii = [idx[c] for c in seen]
+        out[s.stage_id] = (R[ii].sum(axis=0), float(tot[ii].sum()), float(cp[ii].sum()))
+    return out
