@@ -127,3 +127,19 @@ def test_unloaded_items_come_first_in_index_order_and_empty_input():
     loads = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 0.0], [1.0, 0.0]])
     assert bssi_order(loads, np.ones(4)).tolist() == [0, 2, 3, 1]
     assert bssi_order(np.zeros((0, 2)), np.zeros(0)).tolist() == []
+
+
+def test_an_item_without_load_on_the_bottleneck_is_not_put_last():
+    """a = (0.5, 0), b = (0, 0.4): link 0 (0.5) is the bottleneck; only a loads it, so a
+    goes last (b's ratio w / 0 is infinite): order b, a."""
+    loads = np.array([[0.5, 0.0], [0.0, 0.4]])
+    assert bssi_order(loads, np.ones(2)).tolist() == [1, 0]
+
+
+def test_float_residue_on_an_emptied_link_terminates():
+    """0.1 + 0.2 + 0.3 minus the three loads leaves ~3e-17 on the link (not 0); with an
+    unloaded item still unordered the residue must not be taken for load. Smith's rule
+    on one link: the unloaded item d, then a (0.1), b (0.2), c (0.3)."""
+    assert (0.1 + 0.2 + 0.3) - 0.3 - 0.2 - 0.1 > 0  # the residue this case relies on
+    loads = np.array([[0.1], [0.2], [0.3], [0.0]])
+    assert bssi_order(loads, np.ones(4)).tolist() == [3, 0, 1, 2]

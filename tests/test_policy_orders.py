@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from emulation.scheduler import POLICIES, make_policy
-from emulation.scheduler.base import View, classes_from_order, compress_classes
+from emulation.scheduler.base import _ARRAY_FIELDS as _ALL_FIELDS, View, check_order, classes_from_order, compress_classes
 
 
 def make_view(*, capacity_bps, coflows, stages=None, jobs=None, now_s=0.0):
@@ -196,6 +196,46 @@ def test_rank_to_class_mapping():
     assert compress_classes(np.array([3, 3]), 8).tolist() == [0, 0]
     with pytest.raises(ValueError):
         compress_classes(np.array([-1, 0]), 8)
+
+
+def test_k1_and_unlimited_class_mappings():
+    order = np.array([2, 0, 1])
+    assert classes_from_order(order, 1).tolist() == [0, 0, 0]
+    # K = 0 keeps the policy's own classes unchanged (each its own class)
+    assert compress_classes(np.array([5, 0, 9, 5]), 0).tolist() == [5, 0, 9, 5]
+    assert compress_classes(np.array([7]), 8).tolist() == [0]
+
+
+def test_check_order_rejects_non_permutations():
+    assert check_order(np.array([1, 0, 2]), 3).tolist() == [1, 0, 2]
+    for bad, n in (([0, 0, 1], 3), ([0, 1], 3), ([0, 1, 2, 3], 3), ([1], 0), ([0, 1, 3], 3)):
+        with pytest.raises(ValueError):
+            check_order(np.array(bad, dtype=np.int64), n)
+    assert check_order(np.zeros(0, dtype=np.int64), 0).tolist() == []
+
+
+def test_view_fields_are_lazy_cached_read_only_and_checked():
+    calls = []
+
+    def loads():
+        calls.append(1)
+        return np.array([[1.0]])
+
+    v = make_view(capacity_bps=[8.0], coflows=[{"id": "A", "link_bytes": [1]}])
+    v._sources["coflow_link_bytes"] = loads
+    assert calls == []  # nothing computed before first use
+    assert v.coflow_link_bytes.tolist() == [[1.0]] and v.coflow_link_bytes.tolist() == [[1.0]]
+    assert calls == [1]  # computed once, then cached
+    with pytest.raises(ValueError):
+        v.coflow_link_bytes[0, 0] = 5.0  # read-only
+    with pytest.raises(AttributeError):
+        v.no_such_field
+    assert not hasattr(v, "no_such_field") and v.num_coflows == 1
+    fields = dict(now_s=0.0, coflow_ids=(), stage_ids=(), job_ids=())
+    with pytest.raises(TypeError, match="unknown"):
+        View(**fields, bogus=1, **{k: np.zeros(0) for k in _ALL_FIELDS})
+    with pytest.raises(TypeError, match="missing"):
+        View(**fields, **{k: np.zeros(0) for k in _ALL_FIELDS[1:]})
 
 
 # =========================================================================== BEAMER
