@@ -143,3 +143,11 @@ def test_float_residue_on_an_emptied_link_terminates():
     assert (0.1 + 0.2 + 0.3) - 0.3 - 0.2 - 0.1 > 0  # the residue this case relies on
     loads = np.array([[0.1], [0.2], [0.3], [0.0]])
     assert bssi_order(loads, np.ones(4)).tolist() == [3, 0, 1, 2]
+
+
+def test_bottleneck_moves_once_an_item_is_ordered():
+    """a = (3, 0), b = (1, 0), c = (0, 2.5), unit weights. Link 0 (4) is the bottleneck:
+    ratios a 1/3, b 1 -> a last; w_b = 1 - (1/3)*1 = 2/3. Without a, link 0 carries 1 and
+    link 1 2.5: link 1 is now the bottleneck -> c last. Order b, c, a."""
+    loads = np.array([[3.0, 0.0], [1.0, 0.0], [0.0, 2.5]])
+    assert bssi_order(loads, np.ones(3)).tolist() == [1, 2, 0]

@@ -88,6 +88,31 @@ def test_varys_recomputes_on_remaining_bytes():
     assert POLICIES["varys"].allocation == "madd"
 
 
+def test_varys_tie_tolerance_is_relative_to_the_largest_bottleneck():
+    """Ties are bottlenecks within 1e-9 of the largest one (float noise), broken by
+    arrival. A (1 + 4e-10 s) and B (1 s) tie -> arrival order A, B; C (1 ms) first."""
+    v = make_view(capacity_bps=[8.0], coflows=[
+        {"id": "A", "link_bytes": [1.0 + 4e-10], "seq": 0},
+        {"id": "B", "link_bytes": [1.0], "seq": 1},
+        {"id": "C", "link_bytes": [1e-3], "seq": 2}])
+    assert ids_in_order(v, make_policy("varys").decide(v)) == ["C", "A", "B"]
+
+
+def test_varys_orders_microsecond_coflows():
+    # 1000 B and 2000 B on 10 Gbit/s links: 0.8 us and 1.6 us; the later, smaller first
+    v = make_view(capacity_bps=[10e9], coflows=[{"id": "big", "link_bytes": [2000], "seq": 0},
+                                                 {"id": "small", "link_bytes": [1000], "seq": 1}])
+    assert ids_in_order(v, make_policy("varys").decide(v)) == ["small", "big"]
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_every_policy_accepts_an_empty_view(name):
+    pol = make_policy(name)
+    pol.prepare(coflow_sizes_bytes=np.array([4.0, 8.0]))
+    v = make_view(capacity_bps=[8.0], coflows=[], stages=[], jobs=[])
+    assert pol.decide(v).order.tolist() == []
+
+
 # --------------------------------------------------------------------------- FIFO-LM
 
 def fifo_view(sent, seq):
@@ -133,6 +158,15 @@ def test_fifo_lm_threshold_is_strictly_greater():
     pol = make_policy("fifo_lm", heavy_threshold_bytes=5.0)
     d = pol.decide(fifo_view(sent=[5.0, 0.0], seq=[0, 1]))
     assert d.classes.tolist() == [0, 1]
+    # exactly at the threshold: not heavy yet, so the policy must be woken later
+    assert d.wake_on_sent == ((0, 5.0),)
+
+
+def test_fifo_lm_single_coflow_gets_class_and_wake_up():
+    pol = make_policy("fifo_lm", heavy_threshold_bytes=5.0)
+    d = pol.decide(fifo_view(sent=[1.0], seq=[0]))
+    assert d.order.tolist() == [0] and d.classes.tolist() == [0]
+    assert d.wake_on_sent == ((0, 5.0),)
 
 
 # --------------------------------------------------------------------------- Sincronia
