@@ -44,8 +44,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 SCHED_TESTS = ["tests/test_policy_orders.py", "tests/test_bssi.py", "tests/test_fluid_exact.py",
                "tests/test_mininet_units.py"]
-FLUID_TESTS = ["tests/test_fluid_exact.py", "tests/test_allocation.py",
+FLUID_TESTS = ["tests/test_fluid_exact.py", "tests/test_fluid_run.py", "tests/test_allocation.py",
                "tests/test_fluid_properties.py"]
+LB = "tests/test_lower_bound.py::"
+# fast exact tests first: pytest -x stops at the first failure, so most mutants die quickly
+LB_TESTS = ["tests/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
+            LB + "test_lp_tightens_the_per_stage_bound_and_report_distances",
+            LB + "test_lb_valid_with_arrivals_chains_multi_coflow_jobs_leaf_spine",
+            LB + "test_lb_below_best_permutation_and_every_policy"]
 # file -> (tests run against its mutants, names of the functions/methods mutated or None = all)
 TARGETS: dict[str, tuple[list[str], list[str] | None]] = {
     "emulation/scheduler/base.py": (SCHED_TESTS, None),
@@ -55,9 +61,9 @@ TARGETS: dict[str, tuple[list[str], list[str] | None]] = {
     "emulation/scheduler/fifo_lm.py": (SCHED_TESTS, None),
     "emulation/scheduler/sincronia.py": (SCHED_TESTS, None),
     "emulation/scheduler/varys.py": (SCHED_TESTS, None),
-    "emulation/scheduler/lower_bound.py": (["tests/test_lower_bound.py"], None),
-    "emulation/state.py": (["tests/test_view.py", "tests/test_fluid_exact.py",
-                            "tests/test_mininet_units.py"], ["view"]),
+    "emulation/scheduler/lower_bound.py": (LB_TESTS, None),
+    "emulation/state.py": (["tests/test_view.py", "tests/test_mininet_units.py",
+                            "tests/test_fluid_exact.py"], ["view"]),
     "emulation/fluid/allocation.py": (["tests/test_allocation.py"], None),
     "emulation/fluid/simulator.py": (FLUID_TESTS, None),
     "emulation/fluid/run.py": (["tests/test_fluid_run.py"], None),
@@ -304,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     targets = args.target or list(TARGETS)
     for t in targets:
         for test in TARGETS[t][0]:
-            if test in EXCLUDED_TESTS:
+            if test.split("::")[0] in EXCLUDED_TESTS:
                 raise SystemExit(f"{test} is excluded from mutation runs")
     muts = all_mutants(list(TARGETS))  # ids are stable whatever subset is run
     muts = [m for m in muts if m.file in targets and (not args.ids or m.id in args.ids)]
@@ -313,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.id:4d} {m.file}:{m.line} [{m.function}] {m.before!r} -> {m.after!r}")
         print(f"{len(muts)} mutants")
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the copy on kill
     out_path = args.out.resolve()
     tmp = Path(tempfile.mkdtemp(prefix="mutation-"))
     try:
