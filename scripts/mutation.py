@@ -49,6 +49,8 @@ FLUID_TESTS = ["tests/test_fluid_exact.py", "tests/test_fluid_run.py", "tests/te
 LB = "tests/test_lower_bound.py::"
 # fast exact tests first: pytest -x stops at the first failure, so most mutants die quickly
 LB_TESTS = ["tests/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
+            LB + "test_per_stage_bound_on_faster_links_by_hand",
+            LB + "test_release_dates_in_the_lp_by_hand",
             LB + "test_lp_tightens_the_per_stage_bound_and_report_distances",
             LB + "test_lb_valid_with_arrivals_chains_multi_coflow_jobs_leaf_spine",
             LB + "test_lb_below_best_permutation_and_every_policy"]

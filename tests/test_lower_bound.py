@@ -175,3 +175,35 @@ def test_per_stage_bound_by_hand():
     lb = lower_bound(t, TOPO)
     assert lb.per_stage_s.tolist() == [10.0, 2.0]
     assert lb.avg_sct_s == pytest.approx(6.0)
+
+
+def test_per_stage_bound_on_faster_links_by_hand():
+    """Links 80 bit/s = 10 B/s. Stage S: job J (2 iterations, compute 1 s, ring h0<->h1
+    4 B each way: 0.4 s per sync) -> 2 x 1.4 = 2.8 s; job K (PS push h2->h3 3 B, pull
+    h3->h2 3 B: 0.3 + 0.3 s) -> 0.6 s. Stage U: jobs X (h0->h2 40 B) and Y (h0->h3 40 B):
+    each alone 4 s, but both cross h0's uplink: 80 B / 10 B/s = 8 s."""
+    t = tiny_trace([
+        {"id": "a", "stages": [{"id": "S", "jobs": [
+            {"id": "J", "iters": 2, "compute_s": 1.0, "coflows": [[(0, 1, 4), (1, 0, 4)]]},
+            {"id": "K", "coflows": [[(2, 3, 3)], [(3, 2, 3)]]}]}]},
+        {"id": "c", "stages": [{"id": "U", "jobs": [
+            {"id": "X", "coflows": [[(0, 2, 40)]]}, {"id": "Y", "coflows": [[(0, 3, 40)]]}]}]},
+    ])
+    lb = lower_bound(t, big_switch(HOSTS, 80.0))
+    assert lb.per_stage_s == pytest.approx([2.8, 8.0])
+
+
+def test_release_dates_in_the_lp_by_hand():
+    """One link at 1 B/s: stage A (4 B) released at 0, stage B (2 B) at 1. Queyranne's
+    inequality for {A, B}: 4 E_A + 2 E_B >= 0 * 6 + (36 + 16 + 4) / 2 = 28, with
+    E_A >= 4, E_B >= 1 + 2. Minimum of (E_A - 0) + (E_B - 1): E_B = 3, E_A = 5.5 -> 7.5,
+    avg 3.75. Released together at 0 (E_B >= 2): E_A = 6, E_B = 2 -> avg 4.0, which
+    shortest-first achieves (B 2 s, A 6 s)."""
+    t = tiny_trace([
+        {"id": "a", "stages": [{"id": "A", "jobs": [{"id": "j", "coflows": [[(0, 2, 4)]]}]}]},
+        {"id": "b", "arrival_s": 1.0, "stages": [{"id": "B", "jobs": [
+            {"id": "k", "coflows": [[(1, 2, 2)]]}]}]},
+    ])
+    assert lower_bound(t, TOPO).avg_sct_s == pytest.approx(3.75)
+    assert lower_bound(t, TOPO, release_at_zero=True).avg_sct_s == pytest.approx(4.0)
+    assert lower_bound(t, TOPO, use_lp=False).avg_sct_s == pytest.approx(3.0)
