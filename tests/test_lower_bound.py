@@ -181,16 +181,17 @@ def test_per_stage_bound_on_faster_links_by_hand():
     """Links 80 bit/s = 10 B/s. Stage S: job J (2 iterations, compute 1 s, ring h0<->h1
     4 B each way: 0.4 s per sync) -> 2 x 1.4 = 2.8 s; job K (PS push h2->h3 3 B, pull
     h3->h2 3 B: 0.3 + 0.3 s) -> 0.6 s. Stage U: jobs X (h0->h2 40 B) and Y (h0->h3 40 B):
-    each alone 4 s, but both cross h0's uplink: 80 B / 10 B/s = 8 s."""
+    each alone 4 s, but both cross h0's uplink: 80 B / 10 B/s = 8 s. Stage V: 5 B, 0.5 s."""
     t = tiny_trace([
         {"id": "a", "stages": [{"id": "S", "jobs": [
             {"id": "J", "iters": 2, "compute_s": 1.0, "coflows": [[(0, 1, 4), (1, 0, 4)]]},
             {"id": "K", "coflows": [[(2, 3, 3)], [(3, 2, 3)]]}]}]},
         {"id": "c", "stages": [{"id": "U", "jobs": [
             {"id": "X", "coflows": [[(0, 2, 40)]]}, {"id": "Y", "coflows": [[(0, 3, 40)]]}]}]},
+        {"id": "d", "stages": [{"id": "V", "jobs": [{"id": "Z", "coflows": [[(2, 1, 5)]]}]}]},
     ])
     lb = lower_bound(t, big_switch(HOSTS, 80.0))
-    assert lb.per_stage_s == pytest.approx([2.8, 8.0])
+    assert lb.per_stage_s == pytest.approx([2.8, 8.0, 0.5])  # V: 5 B at 10 B/s
 
 
 def test_release_dates_in_the_lp_by_hand():
@@ -204,6 +205,11 @@ def test_release_dates_in_the_lp_by_hand():
         {"id": "b", "arrival_s": 1.0, "stages": [{"id": "B", "jobs": [
             {"id": "k", "coflows": [[(1, 2, 2)]]}]}]},
     ])
-    assert lower_bound(t, TOPO).avg_sct_s == pytest.approx(3.75)
+    lp = lower_bound(t, TOPO)
+    assert lp.avg_sct_s == pytest.approx(3.75)
+    assert (lp.method, lp.lp_stages) == ("lp+per-stage", 2) and lp.lp_cuts >= 1
     assert lower_bound(t, TOPO, release_at_zero=True).avg_sct_s == pytest.approx(4.0)
-    assert lower_bound(t, TOPO, use_lp=False).avg_sct_s == pytest.approx(3.0)
+    per_stage = lower_bound(t, TOPO, use_lp=False)
+    assert per_stage.avg_sct_s == pytest.approx(3.0)
+    assert (per_stage.method, per_stage.lp_stages, per_stage.lp_rounds, per_stage.lp_cuts) == (
+        "per-stage", 0, 0, 0)
