@@ -194,17 +194,24 @@ def test_per_stage_bound_on_faster_links_by_hand():
     assert lb.per_stage_s == pytest.approx([2.8, 8.0, 0.5])  # V: 5 B at 10 B/s
 
 
-def test_release_dates_in_the_lp_by_hand():
+@pytest.mark.parametrize("speed", [1.0, 10.0])
+def test_release_dates_in_the_lp_by_hand(speed):
     """One link at 1 B/s: stage A (4 B) released at 0, stage B (2 B) at 1. Queyranne's
     inequality for {A, B}: 4 E_A + 2 E_B >= 0 * 6 + (36 + 16 + 4) / 2 = 28, with
     E_A >= 4, E_B >= 1 + 2. Minimum of (E_A - 0) + (E_B - 1): E_B = 3, E_A = 5.5 -> 7.5,
     avg 3.75. Released together at 0 (E_B >= 2): E_A = 6, E_B = 2 -> avg 4.0, which
-    shortest-first achieves (B 2 s, A 6 s)."""
+    shortest-first achieves (B 2 s, A 6 s). With links ``speed`` times faster and the
+    arrival ``speed`` times earlier every time divides by ``speed``."""
     t = tiny_trace([
         {"id": "a", "stages": [{"id": "A", "jobs": [{"id": "j", "coflows": [[(0, 2, 4)]]}]}]},
-        {"id": "b", "arrival_s": 1.0, "stages": [{"id": "B", "jobs": [
+        {"id": "b", "arrival_s": 1.0 / speed, "stages": [{"id": "B", "jobs": [
             {"id": "k", "coflows": [[(1, 2, 2)]]}]}]},
     ])
+    fast = big_switch(HOSTS, 8.0 * speed)
+    assert lower_bound(t, fast).avg_sct_s == pytest.approx(3.75 / speed)
+    assert lower_bound(t, fast, release_at_zero=True).avg_sct_s == pytest.approx(4.0 / speed)
+    if speed != 1.0:
+        return
     lp = lower_bound(t, TOPO)
     assert lp.avg_sct_s == pytest.approx(3.75)
     assert (lp.method, lp.lp_stages) == ("lp+per-stage", 2) and lp.lp_cuts >= 1
