@@ -297,6 +297,31 @@ def _run_child(tests: list[str], timeout_s: float) -> tuple[str, float]:
         time.sleep(0.02)
 
 
+def merge_report(paths: list[Path]) -> int:
+    """Score per file and the surviving mutants of merged result files (markdown)."""
+    recs: dict[int, dict] = {}
+    for p in paths:
+        for line in Path(p).read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                recs[r["id"]] = r
+    by_file: dict[str, list[dict]] = {}
+    for r in sorted(recs.values(), key=lambda r: r["id"]):
+        by_file.setdefault(r["file"], []).append(r)
+    print("| file | mutants | killed | survived |\n|---|---|---|---|")
+    tot = kil = 0
+    for f, rs in by_file.items():
+        k = sum(r["status"] in ("killed", "timeout") for r in rs)
+        tot, kil = tot + len(rs), kil + k
+        print(f"| {f} | {len(rs)} | {k} | {len(rs) - k} |")
+    print(f"| all | {tot} | {kil} | {tot - kil} |\n")
+    print("| id | file:line | mutation |\n|---|---|---|")
+    for r in sorted(recs.values(), key=lambda r: r["id"]):
+        if r["status"] not in ("killed", "timeout"):
+            print(f"| {r['id']} | {r['file']}:{r['line']} | `{r['before']}` -> `{r['after']}` |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", action="append", choices=sorted(TARGETS),
@@ -307,7 +332,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="timeout per mutant = factor x the unmutated run of its tests (min 20 s)")
     ap.add_argument("--out", type=Path, default=Path("mutation-results.jsonl"),
                     help="JSON lines with every mutant's outcome (default ./mutation-results.jsonl)")
+    ap.add_argument("--merge", type=Path, nargs="+", metavar="JSONL",
+                    help="merge result files (later ones win per mutant id), print the score "
+                         "per file and the survivors as a markdown table, run nothing")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge_report(args.merge)
     targets = args.target or list(TARGETS)
     for t in targets:
         for test in TARGETS[t][0]:
