@@ -220,3 +220,46 @@ def test_release_dates_in_the_lp_by_hand(speed):
     assert per_stage.avg_sct_s == pytest.approx(3.0)
     assert (per_stage.method, per_stage.lp_stages, per_stage.lp_rounds, per_stage.lp_cuts) == (
         "per-stage", 0, 0, 0)
+
+
+def one_link_stages(specs):
+    """specs: (stage id, arrival_s, bytes, compute_s, src host); all flows into h2 except
+    those from h3 (h3 -> h0, another link)."""
+    return tiny_trace([
+        {"id": f"app{sid}", "arrival_s": r, "stages": [{"id": sid, "jobs": [
+            {"id": f"j{sid}", "compute_s": c,
+             "coflows": [[(src, 0 if src == 3 else 2, b)]]}]}]}
+        for sid, r, b, c, src in specs], hosts=HOSTS)
+
+
+def test_lp_prefix_cut_matches_shortest_first():
+    """1 B, 1 B and 10 B on one link, all at 0: shortest first ends them at 1, 2, 12:
+    avg 5, and the single-machine LP with every prefix inequality is exact. (The
+    inequality of the whole set alone would allow 4.7.)"""
+    t = one_link_stages([("A", 0.0, 1, 0.0, 0), ("B", 0.0, 1, 0.0, 1), ("C", 0.0, 10, 0.0, 0)])
+    assert lower_bound(t, TOPO).avg_sct_s == pytest.approx(5.0)
+
+
+def test_lp_keeps_the_per_stage_bounds_as_variable_bounds():
+    """A: 10 s compute then 1 B; B and C: 4 B each, all on h2's downlink, all at 0.
+    E_A >= 11 (critical path), E_B + E_C >= 12 ({B, C}: 4 E_B + 4 E_C >= (64 + 32) / 2):
+    23 / 3. Achievable: B 0-4, C 4-8, A's byte 10-11."""
+    t = one_link_stages([("A", 0.0, 1, 10.0, 0), ("B", 0.0, 4, 0.0, 1), ("C", 0.0, 4, 0.0, 0)])
+    assert lower_bound(t, TOPO).avg_sct_s == pytest.approx(23 / 3)
+
+
+def test_lp_release_of_a_stage_off_the_link_does_not_relax_the_others():
+    """A (4 B, at 2 s) and B (2 B, at 3 s) share h2's downlink; C (1 B, at 0) is on other
+    links. {A, B}: 4 E_A + 2 E_B >= 2 * 6 + (36 + 20) / 2 = 40 with E_A >= 6, E_B >= 5:
+    E_A = 7.5 -> SCTs 5.5 and 2; C: 1. Avg 8.5 / 3."""
+    t = one_link_stages([("C", 0.0, 1, 0.0, 3), ("A", 2.0, 4, 0.0, 0), ("B", 3.0, 2, 0.0, 1)])
+    assert lower_bound(t, TOPO).avg_sct_s == pytest.approx(8.5 / 3)
+
+
+def test_lp_with_disjoint_sub_second_stages_is_the_per_stage_mean():
+    t = tiny_trace([
+        {"id": "a", "stages": [{"id": "A", "jobs": [{"id": "j", "coflows": [[(0, 1, 4)]]}]}]},
+        {"id": "b", "stages": [{"id": "B", "jobs": [{"id": "k", "coflows": [[(2, 3, 2)]]}]}]},
+    ])
+    # 10 B/s links: 0.4 s and 0.2 s, no shared link
+    assert lower_bound(t, big_switch(HOSTS, 80.0)).avg_sct_s == pytest.approx(0.3)
