@@ -55,6 +55,7 @@ LB_TESTS = ["tests/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
             LB + "test_lp_keeps_the_per_stage_bounds_as_variable_bounds",
             LB + "test_lp_release_of_a_stage_off_the_link_does_not_relax_the_others",
             LB + "test_lp_with_disjoint_sub_second_stages_is_the_per_stage_mean",
+            LB + "test_lp_plus_dependent_stages",
             LB + "test_lp_tightens_the_per_stage_bound_and_report_distances",
             LB + "test_lb_valid_with_arrivals_chains_multi_coflow_jobs_leaf_spine"]
 # file -> (tests run against its mutants, names of the functions/methods mutated or None = all)

@@ -263,3 +263,16 @@ def test_lp_with_disjoint_sub_second_stages_is_the_per_stage_mean():
     ])
     # 10 B/s links: 0.4 s and 0.2 s, no shared link
     assert lower_bound(t, big_switch(HOSTS, 80.0)).avg_sct_s == pytest.approx(0.3)
+
+
+def test_lp_plus_dependent_stages():
+    """S0 (4 B) and T (2 B) share h2's downlink at 0: shortest first ends them at 6 and 2
+    (the LP gives exactly 8); S1 (3 B on other links) depends on S0 and adds its own
+    bound 3. Avg (8 + 3) / 3."""
+    t = tiny_trace([
+        {"id": "a", "stages": [
+            {"id": "S0", "jobs": [{"id": "j0", "coflows": [[(0, 2, 4)]]}]},
+            {"id": "S1", "deps": ["S0"], "jobs": [{"id": "j1", "coflows": [[(3, 0, 3)]]}]}]},
+        {"id": "b", "stages": [{"id": "T", "jobs": [{"id": "k", "coflows": [[(1, 2, 2)]]}]}]},
+    ])
+    assert lower_bound(t, TOPO).avg_sct_s == pytest.approx(11 / 3)
