@@ -205,3 +205,22 @@ def test_view_is_read_only_and_rejects_unknown_fields():
         v.stage_link_bytes[0, 0] = 1.0
     with pytest.raises(AttributeError):
         v.no_such_field
+
+
+def test_stage_bytes_of_a_job_in_its_third_coflow_after_a_multi_coflow_job():
+    """Stage with job P (c0 h0->h1 1 B, c1 h1->h0 1 B) and job Q (c0 h2->h3 2 B, c1 h3->h2
+    2 B, c2 h2->h1 2 B), one iteration each. Q finishes c0 and c1 while P's c0 is still
+    in flight: P owes c0's byte and all of c1; Q owes c2 only."""
+    t = tiny_trace([{"id": "a", "stages": [{"id": "S", "jobs": [
+        {"id": "P", "coflows": [[(0, 1, 1)], [(1, 0, 1)]]},
+        {"id": "Q", "coflows": [[(2, 3, 2)], [(3, 2, 2)], [(2, 1, 2)]]}]}]}])
+    st = ClusterState(t, TOPO)
+    at(st, 0.0)
+    complete(st, 2.0, flow_index(st, "Q/i0/c0", 2, 3))
+    complete(st, 4.0, flow_index(st, "Q/i0/c1", 3, 2))
+    v, _ = st.view()
+    assert set(v.coflow_ids) == {"P/i0/c0", "Q/i0/c2"}
+    np.testing.assert_allclose(v.stage_link_bytes[0], vec(up0=1, down1=1, up1=1, down0=1)
+                               + vec(up2=2, down1=2))
+    # critical paths: P in c0: c0 (1) + c1 (1) = 2 s; Q in c2: 2 s
+    assert by_id(v.job_ids, v.job_critical_path_s) == pytest.approx({"P": 2.0, "Q": 2.0})
