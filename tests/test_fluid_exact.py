@@ -156,3 +156,16 @@ def test_dependent_stage_starts_after_predecessor_and_arrival():
     # release-at-zero moves the whole app to t=0
     res = run(t, "beamer", release_at_zero=True)
     assert {s["stage_id"]: s["start_s"] for s in res.stages} == {"s0": 0.0, "s1": 3.0}
+
+
+def test_flow_vs_coflow_reallocation():
+    """One coflow, flows h0->h2 (2 B) and h1->h2 (6 B) share h2's downlink (1 B/s) at 0.5
+    each. The 2 B flow ends at 4. Per-flow reallocation hands its share to the other flow
+    at once: 4 B left at 1 B/s -> 8. Coflow-level reallocation (Varys/coflowsim) leaves
+    the share idle until the coflow ends: 4 B at 0.5 B/s -> 12."""
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 2, 2), (1, 2, 6)]]}]}]}])
+    assert list(run(t, "fair").flows["end_s"]) == pytest.approx([4.0, 8.0])
+    assert list(run(t, "fair", realloc="coflow").flows["end_s"]) == pytest.approx([4.0, 12.0])
+    with pytest.raises(ValueError):
+        run(t, "fair", realloc="sometimes")

@@ -43,6 +43,8 @@ def test_run_fluid_writes_hand_checked_records(tmp_path):
     assert run["policy"] == "fair" and run["num_priority_classes"] == 8 and run["tag"] == "x"
     assert run["release_at_zero"] is False and run["realloc"] == "flow"
     assert run["simulated_s"] == pytest.approx(6.0)
+    # decisions: A released at 0, B released at 1, B done at 5 (A alone); none at 6 (no flows)
+    assert run["num_decisions"] == 3
     assert json.loads((tmp_path / "out" / "run.json").read_text())["avg_sct_s"] == run["avg_sct_s"]
     st = pd.read_csv(tmp_path / "out" / "stages.csv").set_index("stage_id")
     assert st.loc["A", "sct_s"] == pytest.approx(6.0) and st.loc["B", "sct_s"] == pytest.approx(4.0)
