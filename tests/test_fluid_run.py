@@ -45,6 +45,7 @@ def test_run_fluid_writes_hand_checked_records(tmp_path):
     assert run["simulated_s"] == pytest.approx(6.0)
     # decisions: A released at 0, B released at 1, B done at 5 (A alone); none at 6 (no flows)
     assert run["num_decisions"] == 3
+    assert 0 <= run["sim_wall_s"] <= run["wall_s"]  # the simulation is part of the run
     assert json.loads((tmp_path / "out" / "run.json").read_text())["avg_sct_s"] == run["avg_sct_s"]
     st = pd.read_csv(tmp_path / "out" / "stages.csv").set_index("stage_id")
     assert st.loc["A", "sct_s"] == pytest.approx(6.0) and st.loc["B", "sct_s"] == pytest.approx(4.0)
