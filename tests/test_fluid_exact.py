@@ -169,3 +169,22 @@ def test_flow_vs_coflow_reallocation():
     assert list(run(t, "fair", realloc="coflow").flows["end_s"]) == pytest.approx([4.0, 12.0])
     with pytest.raises(ValueError):
         run(t, "fair", realloc="sometimes")
+
+
+def test_fifo_lm_wake_up_time_on_a_faster_link_with_an_intervening_event():
+    """Links 2 B/s. A (h0->h2, 10 B) then B (h1->h2, 10 B) at 0; C (h3->h1, 2 B) arrives
+    at 1 on other links and ends at 2. Threshold 4 B: the policy asks to be woken when
+    A has sent 4 + 1 B; the decisions at 1 and 2 (A sent 2, then 4) recompute that time:
+    2.5 s. Then A and B share h2: A's last 5 B at 1 B/s end at 7.5; B has 5 B left then,
+    alone at 2 B/s: 10."""
+    t = tiny_trace([
+        {"id": "a", "stages": [{"id": "s", "jobs": [
+            {"id": "A", "coflows": [[(0, 2, 10)]]}, {"id": "B", "coflows": [[(1, 2, 10)]]}]}]},
+        {"id": "c", "arrival_s": 1.0, "stages": [{"id": "t", "jobs": [
+            {"id": "C", "coflows": [[(3, 1, 2)]]}]}]},
+    ])
+    sim = FluidSimulator(t, big_switch(4, 16.0), make_policy("fifo_lm", heavy_threshold_bytes=4.0),
+                         check_invariants=True)
+    res = sim.run()
+    ends = dict(zip(res.flows["coflow_id"], res.flows["end_s"]))
+    assert ends == pytest.approx({"A/i0/c0": 7.5, "B/i0/c0": 10.0, "C/i0/c0": 2.0})
