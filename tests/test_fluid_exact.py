@@ -188,3 +188,25 @@ def test_fifo_lm_wake_up_time_on_a_faster_link_with_an_intervening_event():
     res = sim.run()
     ends = dict(zip(res.flows["coflow_id"], res.flows["end_s"]))
     assert ends == pytest.approx({"A/i0/c0": 7.5, "B/i0/c0": 10.0, "C/i0/c0": 2.0})
+
+
+def test_invariant_check_flags_overload_idle_capacity_and_stale_counts():
+    """Two flows into h2 on 1000 B/s links (h2's downlink shared)."""
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 2, 5000), (1, 2, 5000)]]}]}]}])
+    sim = FluidSimulator(t, big_switch(4, 8000.0), make_policy("fair"))
+    sim.state.fire_timers()
+    assert len(sim.state.a_rem) == 2
+    sim._check(np.array([500.0, 500.0]))  # exactly full: fine
+    sim._check(np.array([1000.0, 0.0]))   # one flow takes the link: still work-conserving
+    assert sim.invariant_checks == 2
+    with pytest.raises(AssertionError, match="over capacity"):
+        sim._check(np.array([1000.0, 500.0]))
+    with pytest.raises(AssertionError, match="over capacity"):
+        sim._check(np.array([500.2, 500.0]))  # 0.2 B/s over, beyond the 1e-7 tolerance
+    with pytest.raises(AssertionError, match="work-conserving"):
+        sim._check(np.array([400.0, 400.0]))
+    sim.state.path_flows[sim.state.a_pid[0]] += 1
+    with pytest.raises(AssertionError, match="stale"):
+        sim._check(np.array([500.0, 500.0]))
+    assert sim.invariant_checks == 2
