@@ -8,7 +8,7 @@ import pytest
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import POLICIES, make_policy
 from emulation.scheduler.bssi import bssi_order
-from emulation.topology import big_switch
+from emulation.topology import big_switch, leaf_spine
 from tests.helpers import tiny_trace
 
 RATE = 8.0  # bit/s -> 1 byte/s
@@ -206,6 +206,14 @@ def test_invariant_check_flags_overload_idle_capacity_and_stale_counts():
         sim._check(np.array([500.2, 500.0]))  # 0.2 B/s over, beyond the 1e-7 tolerance
     with pytest.raises(AssertionError, match="work-conserving"):
         sim._check(np.array([400.0, 400.0]))
+    # leaf-spine: a same-rack flow (2 links, padded to 4) left idle is caught too
+    t2 = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 1, 5000), (2, 0, 5000)]]}]}]}])
+    sim2 = FluidSimulator(t2, leaf_spine(2, 2, 2, 8000.0), make_policy("fair"))
+    sim2.state.fire_timers()
+    with pytest.raises(AssertionError, match="work-conserving"):
+        sim2._check(np.array([0.0, 1000.0]))
+    sim2._check(np.array([1000.0, 1000.0]))
     sim.state.path_flows[sim.state.a_pid[0]] += 1
     with pytest.raises(AssertionError, match="stale"):
         sim._check(np.array([500.0, 500.0]))
