@@ -74,3 +74,14 @@ def test_normalised_reduction_is_the_mean_of_per_seed_reductions():
     assert norm.loc["sincronia", "reduction_mean"] == pytest.approx(0.3)
     assert norm.loc["fair", "reduction_mean"] == pytest.approx(-0.25)
     assert norm.loc["beamer", "reduction_mean"] == 0.0
+
+
+def test_sct_table_by_hand():
+    from analysis.metrics import sct_table
+    stages = pd.DataFrame({"experiment": "e", "scenario": "s", "policy": "p",
+                           "sct_s": [1.0, 2.0, 3.0, 4.0]})
+    row = sct_table(stages).iloc[0]
+    # linear interpolation between order statistics: rank q * (n - 1)
+    assert row["avg_sct_s"] == 2.5 and row["p50_sct_s"] == 2.5
+    assert row["p95_sct_s"] == pytest.approx(3.85) and row["p99_sct_s"] == pytest.approx(3.97)
+    assert row["stages"] == 4
