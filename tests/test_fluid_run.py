@@ -51,6 +51,7 @@ def test_run_fluid_writes_hand_checked_records(tmp_path):
     assert 0 <= run["sim_wall_s"] <= run["wall_s"] <= elapsed_s  # durations, nested
     assert run["topology"]["kind"] == "big_switch" and run["topology"]["num_hosts"] == 4
     assert run["topology"]["num_links"] == 8 and "spines" not in run["topology"]
+    assert run["topology"]["link_rate_bps"] == 8.0  # the builder's params are kept
     assert json.loads((tmp_path / "out" / "run.json").read_text())["avg_sct_s"] == run["avg_sct_s"]
     st = pd.read_csv(tmp_path / "out" / "stages.csv").set_index("stage_id")
     assert st.loc["A", "sct_s"] == pytest.approx(6.0) and st.loc["B", "sct_s"] == pytest.approx(4.0)
