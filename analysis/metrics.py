@@ -21,18 +21,23 @@ def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s", reference: str = R
                ) -> pd.DataFrame:
     """Per (experiment, scenario, policy): mean of metric / reference's metric over seeds, with CI.
 
-    The ratio is taken per seed (same trace), then averaged.
+    The ratio is taken per seed (same trace), then averaged. ``reduction_mean``: the mean
+    over seeds of ``1 - reference / metric`` (the reference's reduction vs this policy;
+    positive = the reference is faster), with its CI.
     """
     key = ["experiment", "scenario", "workload_seed"]
     ref = runs[runs["policy"] == reference].set_index(key)[metric].rename("ref")
     df = runs.join(ref, on=key)
     df["ratio"] = df[metric] / df["ref"]
+    df["reduction"] = 1.0 - df["ref"] / df[metric]
     rows = []
     for (exp, scen, pol), g in df.groupby(["experiment", "scenario", "policy"], sort=False):
         m, h = mean_ci95(g["ratio"].dropna())
+        red, red_h = mean_ci95(g["reduction"].dropna())
         raw, _ = mean_ci95(g[metric])
         rows.append({"experiment": exp, "scenario": scen, "policy": pol, "ratio_mean": m,
-                     "ratio_ci95": h, f"{metric}_mean": raw, "seeds": len(g)})
+                     "ratio_ci95": h, "reduction_mean": red, "reduction_ci95": red_h,
+                     f"{metric}_mean": raw, "seeds": len(g)})
     return pd.DataFrame(rows)
 
 

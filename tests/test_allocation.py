@@ -144,3 +144,28 @@ def test_sparse_classes_match_the_numpy_formulation(net, data):
     got = allocation.priority(pid, path_links, cls, cap, allocation.link_index(path_links, len(cap)))
     want = ref.priority(pid, path_links, cls, cap, ref.link_index(path_links, len(cap)))
     np.testing.assert_array_equal(got, want)
+
+
+def test_maxmin_default_weight_and_weight_checks():
+    """Two paths share link 0 (10 B/s); path 1 also crosses link 1 (4 B/s).
+    One flow each: path 1 is held to 4 by link 1, path 0 gets the other 6.
+    Weights (2, 1): link 0 is shared by 3 flows; path 1's flow at 10/3 < 4, so all
+    three get 10/3."""
+    cap = np.array([10.0, 4.0, np.inf])
+    paths = np.array([[0, 2], [0, 1]])
+    assert allocation.maxmin(paths, cap).tolist() == pytest.approx([6.0, 4.0])
+    assert allocation.maxmin(paths, cap, np.array([2, 1])).tolist() == pytest.approx([10 / 3] * 2)
+    for bad in (np.array([1, -1]), np.array([1.5, 1]), np.array([1, 1, 1])):
+        with pytest.raises(ValueError):
+            allocation.maxmin(paths, cap, bad)
+
+
+def test_negative_classes_and_ranks_are_rejected():
+    cap = np.array([10.0, np.inf])
+    paths = np.array([[0, 1]])
+    with pytest.raises(ValueError):
+        allocation.priority(np.array([0, 0]), paths, np.array([1, -1]), cap)
+    with pytest.raises(ValueError):
+        allocation.madd(np.array([0, 0]), paths, np.array([1.0, 1.0]), np.array([2, -1]), cap)
+    # two flows on one link, classes 0 and 1: strict priority
+    assert allocation.priority(np.array([0, 0]), paths, np.array([1, 0]), cap).tolist() == [0.0, 10.0]

@@ -8,7 +8,7 @@ import pytest
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import POLICIES, make_policy
 from emulation.scheduler.bssi import bssi_order
-from emulation.topology import big_switch
+from emulation.topology import big_switch, leaf_spine
 from tests.helpers import tiny_trace
 
 RATE = 8.0  # bit/s -> 1 byte/s
@@ -160,3 +160,65 @@ def test_dependent_stage_starts_after_predecessor_and_arrival():
     # release-at-zero moves the whole app to t=0
     res = run(t, "beamer", release_at_zero=True)
     assert {s["stage_id"]: s["start_s"] for s in res.stages} == {"s0": 0.0, "s1": 3.0}
+
+
+def test_flow_vs_coflow_reallocation():
+    """One coflow, flows h0->h2 (2 B) and h1->h2 (6 B) share h2's downlink (1 B/s) at 0.5
+    each. The 2 B flow ends at 4. Per-flow reallocation hands its share to the other flow
+    at once: 4 B left at 1 B/s -> 8. Coflow-level reallocation (Varys/coflowsim) leaves
+    the share idle until the coflow ends: 4 B at 0.5 B/s -> 12."""
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 2, 2), (1, 2, 6)]]}]}]}])
+    assert list(run(t, "fair").flows["end_s"]) == pytest.approx([4.0, 8.0])
+    assert list(run(t, "fair", realloc="coflow").flows["end_s"]) == pytest.approx([4.0, 12.0])
+    with pytest.raises(ValueError):
+        run(t, "fair", realloc="sometimes")
+
+
+def test_fifo_lm_wake_up_time_on_a_faster_link_with_an_intervening_event():
+    """Links 2 B/s. A (h0->h2, 10 B) then B (h1->h2, 10 B) at 0; C (h3->h1, 2 B) arrives
+    at 1 on other links and ends at 2. Threshold 4 B: the policy asks to be woken when
+    A has sent 4 + 1 B; the decisions at 1 and 2 (A sent 2, then 4) recompute that time:
+    2.5 s. Then A and B share h2: A's last 5 B at 1 B/s end at 7.5; B has 5 B left then,
+    alone at 2 B/s: 10."""
+    t = tiny_trace([
+        {"id": "a", "stages": [{"id": "s", "jobs": [
+            {"id": "A", "coflows": [[(0, 2, 10)]]}, {"id": "B", "coflows": [[(1, 2, 10)]]}]}]},
+        {"id": "c", "arrival_s": 1.0, "stages": [{"id": "t", "jobs": [
+            {"id": "C", "coflows": [[(3, 1, 2)]]}]}]},
+    ])
+    sim = FluidSimulator(t, big_switch(4, 16.0), make_policy("fifo_lm", heavy_threshold_bytes=4.0),
+                         check_invariants=True)
+    res = sim.run()
+    ends = dict(zip(res.flows["coflow_id"], res.flows["end_s"]))
+    assert ends == pytest.approx({"A/i0/c0": 7.5, "B/i0/c0": 10.0, "C/i0/c0": 2.0})
+
+
+def test_invariant_check_flags_overload_idle_capacity_and_stale_counts():
+    """Two flows into h2 on 1000 B/s links (h2's downlink shared)."""
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 2, 5000), (1, 2, 5000)]]}]}]}])
+    sim = FluidSimulator(t, big_switch(4, 8000.0), make_policy("fair"))
+    sim.state.fire_timers()
+    assert len(sim.state.a_rem) == 2
+    sim._check(np.array([500.0, 500.0]))  # exactly full: fine
+    sim._check(np.array([1000.0, 0.0]))   # one flow takes the link: still work-conserving
+    assert sim.invariant_checks == 2
+    with pytest.raises(AssertionError, match="over capacity"):
+        sim._check(np.array([1000.0, 500.0]))
+    with pytest.raises(AssertionError, match="over capacity"):
+        sim._check(np.array([500.2, 500.0]))  # 0.2 B/s over, beyond the 1e-7 tolerance
+    with pytest.raises(AssertionError, match="work-conserving"):
+        sim._check(np.array([400.0, 400.0]))
+    # leaf-spine: a same-rack flow (2 links, padded to 4) left idle is caught too
+    t2 = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "coflows": [[(0, 1, 5000), (2, 0, 5000)]]}]}]}])
+    sim2 = FluidSimulator(t2, leaf_spine(2, 2, 2, 8000.0), make_policy("fair"))
+    sim2.state.fire_timers()
+    with pytest.raises(AssertionError, match="work-conserving"):
+        sim2._check(np.array([0.0, 1000.0]))
+    sim2._check(np.array([1000.0, 1000.0]))
+    sim.state.path_flows[sim.state.a_pid[0]] += 1
+    with pytest.raises(AssertionError, match="stale"):
+        sim._check(np.array([500.0, 500.0]))
+    assert sim.invariant_checks == 2

@@ -1,8 +1,8 @@
 """run_experiments.py: dry run, resume, interruption, bad configs, Dask equals the local pool."""
 import json
+import os
 import signal
 import subprocess
-import time
 
 import pandas as pd
 import pytest
@@ -39,7 +39,9 @@ def runner(*args, **kw):
 
 
 def run_dirs(out):
-    return sorted(p.parent.name for p in (out / "tiny").glob("*/run.json"))
+    """Finished runs (temporary directories of unfinished ones start with '.')."""
+    return sorted(p.parent.name for p in (out / "tiny").glob("*/run.json")
+                  if not p.parent.name.startswith("."))
 
 
 def test_dry_run_lists_exactly_the_runs(tmp_path):
@@ -81,24 +83,78 @@ def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
     assert f"| tiny | sync_pattern=ps | 2 | {b:.2f} |" in text
 
 
+KILL_AT_RUN = """
+import os, signal, sys
+import run_experiments as r
+
+calls = [0]
+real = r.EXECUTORS["fluid"]
+
+
+def fluid(spec, trace_path, lb_path, outdir):
+    calls[0] += 1
+    run = real(spec, trace_path, lb_path, outdir)
+    if calls[0] == int(os.environ["KILL_AT_RUN"]):
+        # the run's records are in its temporary directory, not yet renamed: die here
+        os.kill(os.getpid(), signal.SIGKILL)
+    return run
+
+
+r.EXECUTORS["fluid"] = fluid
+sys.exit(r.main(sys.argv[1:]))
+"""
+
+
 def test_killed_midway_then_rerun_completes_the_rest(tmp_path):
-    cfg, out = write_cfg(tmp_path, extra="iterations_per_unit = 30"), tmp_path / "res"
-    p = subprocess.Popen([PYTHON, "run_experiments.py", "--config", str(cfg), "--out", str(out),
-                          "--jobs", "1", "--no-analysis"], cwd=REPO, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and len(run_dirs(out)) < 2:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
-    done_before = len(run_dirs(out))
-    assert 2 <= done_before < 12, "the kill should land midway"
-    r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
+    """The runner is SIGKILLed at a fixed point (inside the 4th run, after its records
+    were written to the temporary directory, before the rename): no timing window. The
+    3 finished runs are kept, the leftover temporary directory is ignored, and a rerun
+    does exactly the 9 others."""
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    r = subprocess.run([PYTHON, "-c", KILL_AT_RUN, "--config", str(cfg), "--out", str(out),
+                        "--jobs", "1", "--no-analysis"], cwd=REPO, capture_output=True,
+                       text=True, env={**os.environ, "KILL_AT_RUN": "4", "PYTHONPATH": str(REPO)})
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    assert len(run_dirs(out)) == 3
+    leftovers = list((out / "tiny").glob(".tmp-*"))
+    assert len(leftovers) == 1 and (leftovers[0] / "run.json").exists()
+    r = runner("--config", cfg, "--out", out, "--jobs", "1")
     assert r.returncode == 0, r.stderr
-    assert f"{done_before} already done, {12 - done_before} to run" in r.stdout
+    assert "3 already done, 9 to run" in r.stdout
     assert len(run_dirs(out)) == 12
     for d in run_dirs(out):
         assert (out / "tiny" / d / "stages.csv").exists()
+    # the analysis read the 12 finished runs only, not the leftover
+    assert "12 runs; tables" in (out / "summary.md").read_text()
+    assert len(pd.read_csv(out / "tables" / "runs.csv")) == 12
+
+
+def test_changed_config_reruns_unchanged_config_skips(tmp_path):
+    """Same run name, different config (K): the hash differs, so the run is redone."""
+    import run_experiments as rx
+    cfg = tmp_path / "one.toml"
+    base = ('[experiment]\nname = "one"\npolicies = ["fair"]\nseeds = [1]\n'
+            'priority_classes = {k}\n[workload]\nnum_apps = 2\nmax_resource = 3\n'
+            'num_hosts = 8\n')
+    out = tmp_path / "res"
+    cfg.write_text(base.format(k=8))
+    [spec8] = rx.load_experiment(cfg, full=False)
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
+    rc = out / "one" / spec8.name / "run_config.json"
+    assert json.loads(rc.read_text())["config_hash"] == spec8.config_hash
+    assert rx.is_done(spec8, out)
+    cfg.write_text(base.format(k=4))
+    [spec4] = rx.load_experiment(cfg, full=False)
+    assert spec4.name == spec8.name and spec4.config_hash != spec8.config_hash
+    assert not rx.is_done(spec4, out)
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
+    assert json.loads(rc.read_text())["config_hash"] == spec4.config_hash
+    assert json.loads((out / "one" / spec4.name / "run.json").read_text())[
+        "num_priority_classes"] == 4
+    assert rx.is_done(spec4, out) and not rx.is_done(spec8, out)
+    # a corrupt run_config.json counts as not done
+    rc.write_text("{not json")
+    assert not rx.is_done(spec4, out)
 
 
 @pytest.mark.parametrize("extra,needle", [

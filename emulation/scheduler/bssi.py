@@ -13,8 +13,8 @@ last: callers pass items in arrival order, so later arrivals lose ties. Among li
 loaded within 1e-9 of the maximum the first is the bottleneck. The tolerances keep the
 order from depending on the last bits of the loads (their summation order). Items whose
 load on the bottleneck is zero are never put last while a loaded one remains; items with
-no load at all come last, in index order. O(N (N + L)); the loop runs compiled
-(``emulation.kernels.bssi_back``).
+no load at all are picked last, so they come first in the returned order (they finish at
+once), in index order. O(N (N + L)); the loop runs compiled (``emulation.kernels.bssi_back``).
 """
 from __future__ import annotations
 

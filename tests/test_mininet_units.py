@@ -1,0 +1,166 @@
+"""The packet-level backend's pure functions, without root or Mininet.
+
+qos.py (class -> TOS, HTB commands), scheduler_proc.py (the decision pushed to agents
+and the FIFO-LM byte wake-up), protocol.py's line framing, run.py's trace scaling.
+Expected values are written out by hand from the documented scheme.
+"""
+import socket
+
+import pytest
+
+from emulation.mininet.protocol import LineChannel
+from emulation.mininet.qos import MAX_CLASSES, htb_commands, tos_for_class
+from emulation.mininet.run import scale_trace
+from emulation.mininet.scheduler_proc import _wake_due, decide
+from emulation.scheduler import make_policy
+from emulation.state import ClusterState
+from emulation.topology import big_switch
+from tests.helpers import tiny_trace
+
+
+def test_tos_for_class_is_dscp_k_plus_one():
+    # DSCP k+1 in the upper six bits of the TOS byte
+    assert [tos_for_class(k) for k in range(8)] == [4, 8, 12, 16, 20, 24, 28, 32]
+    for bad in (-1, MAX_CLASSES):
+        with pytest.raises(ValueError):
+            tos_for_class(bad)
+
+
+def test_htb_commands_by_hand():
+    cmds = htb_commands("s0-eth1", 100e6, 3)
+    q = "quantum 9014 burst 20k cburst 20k"
+    assert cmds == [
+        "qdisc del dev s0-eth1 root",
+        "qdisc add dev s0-eth1 root handle 1: htb default 12",  # unmarked -> lowest class
+        f"class add dev s0-eth1 parent 1: classid 1:1 htb rate 100000000bit ceil 100000000bit {q}",
+        f"class add dev s0-eth1 parent 1:1 classid 1:10 htb rate 1000000bit ceil 100000000bit prio 0 {q}",
+        "qdisc add dev s0-eth1 parent 1:10 handle 10: pfifo limit 64",
+        f"class add dev s0-eth1 parent 1:1 classid 1:11 htb rate 1000000bit ceil 100000000bit prio 1 {q}",
+        "qdisc add dev s0-eth1 parent 1:11 handle 11: pfifo limit 64",
+        f"class add dev s0-eth1 parent 1:1 classid 1:12 htb rate 1000000bit ceil 100000000bit prio 2 {q}",
+        "qdisc add dev s0-eth1 parent 1:12 handle 12: pfifo limit 64",
+        # packets shorter than 128 bytes (IP total length, bytes 2-3) -> top class
+        "filter add dev s0-eth1 parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:10",
+        "filter add dev s0-eth1 parent 1: protocol ip prio 2 u32 match ip tos 0x04 0xfc flowid 1:10",
+        "filter add dev s0-eth1 parent 1: protocol ip prio 2 u32 match ip tos 0x08 0xfc flowid 1:11",
+        "filter add dev s0-eth1 parent 1: protocol ip prio 2 u32 match ip tos 0x0c 0xfc flowid 1:12",
+    ]
+
+
+def test_htb_guarantee_floor_and_class_bounds():
+    # 1% of 300 kbit/s is 3000 bit/s, below HTB's useful minimum: 8000 bit/s
+    cmds = htb_commands("e", 300e3, 1)
+    assert "classid 1:10 htb rate 8000bit ceil 300000bit prio 0" in cmds[3]
+    assert cmds[1].endswith("htb default 10")
+    assert len(htb_commands("e", 1e9, 8)) == 3 + 2 * 8 + 1 + 8
+    for bad in (0, 9):
+        with pytest.raises(ValueError):
+            htb_commands("e", 1e9, bad)
+
+
+class FakeAgent:
+    """Records what the scheduler pushes; ``fail`` makes send raise like a dead socket."""
+
+    def __init__(self, fail=False):
+        self.sent, self.fail = [], fail
+
+    def send(self, msg):
+        if self.fail:
+            raise OSError("gone")
+        self.sent.append(msg)
+
+
+def three_jobs_state():
+    """Three one-flow jobs into h3 (4, 8, 12 bytes) released at t = 0."""
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": f"j{k}", "coflows": [[(k, 3, 4 * (k + 1))]]} for k in range(3)]}]}])
+    st = ClusterState(t, big_switch(4, 8.0))
+    st.fire_timers()
+    return st
+
+
+def test_decide_pushes_classes_only_when_they_change():
+    st = three_jobs_state()
+    pol = make_policy("fifo_lm", heavy_threshold_bytes=2.0)
+    live, dead = FakeAgent(), FakeAgent(fail=True)
+    agents = [live, dead]
+    pushed, first = {}, {}
+    wakes = decide(st, pol, 8, agents, pushed, first)
+    # FIFO by release: cids 0, 1, 2 in classes 0, 1, 2 -> TOS 4, 8, 12
+    assert pushed == {0: 4, 1: 8, 2: 12}
+    assert live.sent[0]["op"] == "classes" and live.sent[0]["tos"] == {"0": 4, "1": 8, "2": 12}
+    assert agents == [live]  # the dead agent was dropped
+    assert set(first) == {0, 1, 2}
+    assert wakes == [(0, 2.0)]  # wake when coflow 0 has sent more than 2 bytes
+    # same state: nothing changes, nothing is sent
+    assert decide(st, pol, 8, agents, pushed, first) == [(0, 2.0)]
+    assert len(live.sent) == 1
+    # coflow 0 sent 3 of 4 bytes (> 2): it is heavy, coflow 1 joins class 0; only the
+    # changed coflow is pushed
+    st.a_rem[list(st.a_cf).index(0)] = 1.0
+    assert _wake_due(st, [(0, 2.0)])
+    assert decide(st, pol, 8, agents, pushed, first) == [(1, 2.0)]
+    assert live.sent[-1]["tos"] == {"1": 4, "2": 8}
+    assert pushed == {0: 4, 1: 4, 2: 8}
+
+
+def test_decide_maps_ranks_onto_k_classes():
+    st = three_jobs_state()
+    agent = FakeAgent()
+    pushed = {}
+    decide(st, make_policy("varys"), 2, [agent], pushed, {})
+    # SEBF: 4 B, 8 B, 12 B -> ranks 0, 1, 2 -> with K = 2 classes 0, 1, 1
+    assert pushed == {0: 4, 1: 8, 2: 8}
+    pushed = {}
+    decide(st, make_policy("fair"), 2, [agent], pushed, {})
+    assert pushed == {0: 4, 1: 4, 2: 4}
+
+
+def test_decide_without_active_coflows_does_nothing():
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "compute_s": 1.0, "coflows": [[(0, 1, 4)]]}]}]}])
+    st = ClusterState(t, big_switch(2, 8.0))
+    st.fire_timers()  # stage started, job computing: no coflow yet
+    agent = FakeAgent()
+    assert decide(st, make_policy("beamer"), 8, [agent], {}, {}) == [] and agent.sent == []
+
+
+def test_wake_due_strictly_above_threshold_and_only_for_active_coflows():
+    st = three_jobs_state()
+    row = list(st.a_cf).index(1)  # coflow 1: 8 bytes
+    st.a_rem[row] = 5.0  # sent 3
+    assert not _wake_due(st, [(1, 3.0)])
+    assert _wake_due(st, [(1, 2.9)])
+    assert not _wake_due(st, [(7, 0.0)])  # no such active coflow
+    assert not _wake_due(st, [])
+    assert _wake_due(st, [(0, 100.0), (1, 2.0)])
+
+
+def test_line_channel_frames_json_lines():
+    a, b = socket.socketpair()
+    ca, cb = LineChannel(a), LineChannel(b)
+    ca.send({"op": "hello", "host": "h1"})
+    ca.send({"op": "done", "key": 1 << 32, "t": 0.5})
+    got = []
+    while len(got) < 2:
+        got += cb.recv_ready()
+    assert got == [{"op": "hello", "host": "h1"}, {"op": "done", "key": 1 << 32, "t": 0.5}]
+    a.sendall(b'{"op": "par')  # half a line stays buffered
+    assert cb.recv_ready() == []
+    a.sendall(b'tial"}\n')
+    assert cb.recv_ready() == [{"op": "partial"}]
+    ca.close()
+    with pytest.raises(EOFError):
+        cb.recv_ready()
+    cb.close()
+
+
+def test_scale_trace_bytes_and_times():
+    t = tiny_trace([{"id": "a", "arrival_s": 3.0, "stages": [{"id": "s", "jobs": [
+        {"id": "j", "compute_s": 0.5, "coflows": [[(0, 1, 1000), (1, 0, 100)]]}]}]}])
+    s = scale_trace(t, rate_scale=0.003, time_scale=2.0)
+    # bytes x 0.006 rounded, at least 1; times x 2
+    flows = s.apps[0].stages[0].jobs[0].coflows[0].flows
+    assert [f.size_bytes for f in flows] == [6, 1]
+    assert s.apps[0].arrival_s == 6.0 and s.apps[0].stages[0].jobs[0].compute_s == 1.0
+    assert s.meta["scaled"] == {"rate_scale": 0.003, "time_scale": 2.0, "size_scale": 0.006}
