@@ -58,7 +58,8 @@ def make_report(results: Path) -> Path:
     from analysis.packet import write_packet_tables
     packet_lines = write_packet_tables(runs, tables)
     # ---
-    cong_lines = congestion_section(runs, stages, tables)
+    cong_lines = congestion_section(runs, stages, tables) + suite_check_lines(runs, stages) \
+        + headroom_lines(results)
     summary = results / "summary.md"
     summary.write_text(_summary_md(runs, norm, sct, figure_paths, results, fidelity,
                                    packet_lines=cong_lines + packet_lines))
@@ -151,4 +152,48 @@ def congestion_section(runs, stages, tables: Path) -> list[str]:
     lines += ["", "Mean over the family's scenarios: " + ", ".join(
         f"beamer / {b} {mean[b]:.3f}" for b in baselines) + "; targets met: " + ", ".join(
         f"{b} {'yes' if mean[b] <= t else 'no'}" for b, t in TARGETS.items() if b in mean) + "."]
+    return lines
+
+
+def suite_check_lines(runs, stages) -> list[str]:
+    """Issue 9's guard over the whole fluid suite with K >= 2: scenarios where Beamer's avg
+    SCT is more than 1% above Sincronia's or Varys's (mean of per-seed ratios)."""
+    fluid = runs[(runs.get("backend") == "fluid") & (runs["num_priority_classes"].fillna(0) != 1)]
+    if fluid.empty or REFERENCE not in set(fluid["policy"]):
+        return []
+    key = ["experiment", "scenario", "policy", "workload_seed"]
+    per_run = run_metrics(stages.merge(fluid[key].drop_duplicates(), on=key))
+    ratio = policy_ratios(per_run, policy=REFERENCE, baselines=["sincronia", "varys"])
+    worst = {b: ratio.loc[ratio[b].idxmax()] for b in ("sincronia", "varys") if b in ratio}
+    over = ratio[(ratio.get("sincronia", 0) > 1.01) | (ratio.get("varys", 0) > 1.01)]
+    lines = ["", "## Beamer vs Sincronia and Varys across the whole fluid suite (K >= 2)", "",
+             f"{len(ratio)} scenarios. " + "; ".join(
+                 f"worst beamer / {b}: {w[b]:.3f} ({w['experiment']}, {w['scenario']})"
+                 for b, w in worst.items()) + "."]
+    if over.empty:
+        lines.append("No scenario has Beamer more than 1% above either.")
+    else:
+        lines.append("More than 1% above one of them in: " + ", ".join(
+            f"{r['experiment']} {r['scenario']}" for _, r in over.iterrows()) + ".")
+    return lines
+
+
+def headroom_lines(results: Path) -> list[str]:
+    """The small-instance headroom of ``scripts/headroom.py`` if its CSV is in the results."""
+    import pandas as pd
+    path = Path(results) / "headroom.csv"
+    if not path.exists():
+        return []
+    df = pd.read_csv(path)
+    pols = [c[: -len("_avg_sct_s")] for c in df.columns if c.endswith("_avg_sct_s")
+            and c not in ("lower_bound_avg_sct_s", "best_static_avg_sct_s")]
+    pols = [p for p in plots.POLICY_ORDER if p in pols] + [p for p in pols if p not in plots.POLICY_ORDER]
+    best = df["best_static_avg_sct_s"]
+    lines = ["", "## Headroom on small instances (`scripts/headroom.py`, `headroom.csv`)", "",
+             f"{len(df)} small congested Hyperband instances; per instance the best static priority "
+             f"order found by search ({int(df['orders_evaluated'].mean())} orders on average). "
+             "Each policy's avg SCT / that best order (mean over instances; 1 = as good):", "",
+             "| " + " | ".join(pols) + " | best order / LB |", "|" + "---|" * (len(pols) + 1),
+             "| " + " | ".join(f"{(df[p + '_avg_sct_s'] / best).mean():.3f}" for p in pols)
+             + f" | {(best / df['lower_bound_avg_sct_s']).mean():.3f} |"]
     return lines

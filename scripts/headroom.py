@@ -6,7 +6,7 @@ all stages, started from the best app order), and the lower bound. A policy's di
 to the best static order found is the measured headroom; the best found is itself only
 an upper bound on the optimum, and the lower bound a lower one.
 
-    python scripts/headroom.py --seeds 1 2 3 --evals 150 -o docs/headroom.csv
+    python scripts/headroom.py --seeds 1 2 3 4 5 6 --evals 120 -o results/headroom.csv
 
 Static orders are evaluated with unlimited priority classes (K = 0: each stage its own
 class), the policies with the default K = 8. Prints a table and writes one CSV row per

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import make_policy
-from emulation.scheduler.base import View
+from emulation.scheduler.base import Decision
 from emulation.scheduler.beamer import Beamer
 from emulation.scheduler.bssi import bssi_order
 from emulation.state import ClusterState
@@ -110,35 +110,39 @@ def multi_job_trace(draw):
     return tiny_trace(apps)
 
 
-def _views(trace):
-    """Views at every event of a fluid run under Beamer (captured through decide)."""
-    views = []
-
-    class Spy(Beamer):
-        def decide(self, view):
-            views.append(view)
-            return super().decide(view)
-
-    FluidSimulator(trace, big_switch(4, RATE), Spy()).run()
-    return views
+def expected_order(v):
+    """Weighted BSSI over the view's coflows, weights computed here from the job table."""
+    w = np.empty(v.num_coflows)
+    for c in range(v.num_coflows):
+        s, j = v.coflow_stage[c], v.coflow_job[c]
+        longest = max(v.job_critical_path_s[k] for k in range(len(v.job_ids))
+                      if v.job_stage[k] == s)
+        crit = v.job_critical_path_s[j] >= 0.98 * longest
+        w[c] = v.stage_weight[s] * (1.0 if crit else 0.1)
+    seq = np.argsort(v.coflow_seq, kind="stable")
+    return seq[bssi_order(v.coflow_link_bytes[seq], w[seq], v.capacity_bps)]
 
 
 @settings(max_examples=40, deadline=None)
 @given(trace=multi_job_trace())
-def test_order_is_weighted_bssi_of_the_coflows(trace):
-    """At every event the order is a permutation, and it equals BSSI over the coflows'
-    remaining bytes with weight stage weight x (1 or 0.1), computed here from the
-    view's job table independently of Beamer.weights."""
-    for v in _views(trace):
-        order = Beamer().decide(v).order
-        assert sorted(order.tolist()) == list(range(v.num_coflows))
-        w = np.empty(v.num_coflows)
-        for c in range(v.num_coflows):
-            s, j = v.coflow_stage[c], v.coflow_job[c]
-            longest = max(v.job_critical_path_s[k] for k in range(len(v.job_ids))
-                          if v.job_stage[k] == s)
-            crit = v.job_critical_path_s[j] >= 0.98 * longest
-            w[c] = v.stage_weight[s] * (1.0 if crit else 0.1)
-        seq = np.argsort(v.coflow_seq, kind="stable")
-        expect = seq[bssi_order(v.coflow_link_bytes[seq], w[seq], v.capacity_bps)]
-        assert order.tolist() == expect.tolist()
+def test_order_is_weighted_bssi_recomputed_when_the_coflow_set_changes(trace):
+    """At every decision the order is a permutation; when the set of active coflows changed
+    it is BSSI over the coflows' remaining bytes with weight stage weight x (1 or 0.1),
+    computed here independently of Beamer.weights; otherwise the previous order (by coflow
+    id) is kept, as in online Sincronia."""
+    checked = []
+
+    class Spy(Beamer):
+        def decide(self, view):
+            prev_ids, prev_order = self._ids, list(self._order_ids)
+            got = super().decide(view).order
+            assert sorted(got.tolist()) == list(range(view.num_coflows))
+            if view.coflow_ids != prev_ids:
+                assert got.tolist() == expected_order(view).tolist()
+            else:
+                assert [view.coflow_ids[i] for i in got] == prev_order
+            checked.append(view.coflow_ids != prev_ids)
+            return Decision(order=got)
+
+    FluidSimulator(trace, big_switch(4, RATE), Spy()).run()
+    assert any(checked)

@@ -278,7 +278,7 @@ def test_view_fields_are_lazy_cached_read_only_and_checked():
 # ``BeamerStageOnly``: jobs in FIFO (trace) order inside a stage. These tests import the
 # classes directly so they keep testing the reconstruction whatever the registry calls it.
 # ===========================================================================
-from emulation.scheduler.beamer import Beamer, BeamerStageOnly  # noqa: E402
+from emulation.scheduler.beamer import BeamerSBSSI as Beamer, BeamerStageOnly  # noqa: E402
 
 
 def two_stage_view(weights, cp=(3.0, 10.0, 1.0)):

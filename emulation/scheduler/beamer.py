@@ -2,9 +2,9 @@
 as this project reconstructs it, plus the two ablations the README compares it with.
 
 ``beamer`` (the project's best stage-aware ordering; derivation, every variant tried and
-their numbers: ``docs/beamer.md``): Sincronia's Bottleneck-Select-Scale-Iterate over the
-individual active coflows (remaining bytes per link, capacity-normalised), recomputed at
-every event, with **weights from the stage**: a stage ends with its slowest job, so a
+their numbers: ``docs/beamer.md``): online Sincronia, i.e. Bottleneck-Select-Scale-Iterate
+over the individual active coflows (remaining bytes per link, capacity-normalised),
+recomputed when a coflow arrives or completes, with **weights from the stage**: a stage ends with its slowest job, so a
 coflow of a job on its stage's critical path (remaining critical path within
 ``critical_tolerance`` of the stage's longest) has the stage's weight, and a coflow of a
 job with slack has ``slack_weight`` x the stage's weight: delaying it does not delay its
@@ -30,14 +30,16 @@ import numpy as np
 
 from emulation.scheduler.base import Decision, Policy, View
 from emulation.scheduler.bssi import bssi_order
+from emulation.scheduler.sincronia import Sincronia
 
 
-class Beamer(Policy):
-    """Coflow-level BSSI; weight = stage weight, times ``slack_weight`` off the critical path."""
+class Beamer(Sincronia):
+    """Online coflow BSSI; weight = stage weight, x ``slack_weight`` off the critical path."""
 
     name = "beamer"
 
     def __init__(self, *, slack_weight: float = 0.1, critical_tolerance: float = 0.02):
+        super().__init__()
         if not 0.0 < slack_weight <= 1.0:
             raise ValueError(f"slack_weight must be in (0, 1], got {slack_weight}")
         if not 0.0 <= critical_tolerance < 1.0:
@@ -54,14 +56,6 @@ class Beamer(Policy):
         job_cp = cp[view.coflow_job]
         critical = job_cp >= stage_cp[view.coflow_stage] * (1.0 - self.critical_tolerance)
         return view.stage_weight[view.coflow_stage] * np.where(critical, 1.0, self.slack_weight)
-
-    def decide(self, view: View) -> Decision:
-        if view.num_coflows == 0:
-            return Decision(order=np.zeros(0, dtype=np.int64))
-        seq = np.argsort(view.coflow_seq, kind="stable")  # BSSI ties: later arrival last
-        w = self.weights(view)
-        order = seq[bssi_order(view.coflow_link_bytes[seq], w[seq], view.capacity_bps)]
-        return Decision(order=order)
 
 
 class BeamerSBSSI(Policy):

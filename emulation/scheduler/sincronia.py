@@ -3,7 +3,8 @@
 Each active coflow's remaining bytes per link (capacity-normalised) go through
 Bottleneck-Select-Scale-Iterate with unit weights. As in the paper's online setting the
 order is recomputed when a coflow arrives or completes (the set of active coflows
-changes); between such events the previous order is kept.
+changes); between such events the previous order is kept. Subclasses give the coflows
+weights (``weights``); Sincronia's are all 1.
 """
 from __future__ import annotations
 
@@ -23,11 +24,16 @@ class Sincronia(Policy):
         self._ids: tuple[str, ...] | None = None
         self._order_ids: list[str] = []
 
+    def weights(self, view: View) -> np.ndarray:
+        """BSSI weight of each active coflow (indexed like the view)."""
+        return np.ones(view.num_coflows)
+
     def decide(self, view: View) -> Decision:
         if view.coflow_ids != self._ids:
-            seq_order = np.argsort(view.coflow_seq, kind="stable")
+            seq_order = np.argsort(view.coflow_seq, kind="stable")  # ties: later arrival last
             loads = view.coflow_link_bytes[seq_order]
-            order = seq_order[bssi_order(loads, np.ones(len(seq_order)), view.capacity_bps)]
+            w = self.weights(view)[seq_order]
+            order = seq_order[bssi_order(loads, w, view.capacity_bps)]
             self._ids = view.coflow_ids
             self._order_ids = [view.coflow_ids[i] for i in order]
             return Decision(order=order)
