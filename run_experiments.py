@@ -354,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     todo = [s for s in specs if not is_done(s, out)]
     print(f"{len(specs)} runs, {len(specs) - len(todo)} already done, {len(todo)} to run "
           f"({'dask ' + args.dask if args.dask else f'{args.jobs} jobs'})")
-    run_all(todo, out, jobs=args.jobs, dask_address=args.dask)
+    run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
+            done_specs=[s for s in specs if s not in todo])
     if notes:
         (out / "NOTES.md").write_text("\n".join(f"- {n}" for n in notes) + "\n")
     elif (out / "NOTES.md").exists():
@@ -497,13 +498,67 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     return 1 if n_fail else 0
 
 
-def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None) -> None:
-    """Prepare traces and bounds, then run everything with a progress bar."""
+def content_key(spec: RunSpec) -> str:
+    """What a fluid run's records depend on: its config without the experiment's name,
+    description, figure and the swept parameters' labels. Two runs with the same key
+    (the congestion family's base point sits in four experiments) give identical records."""
+    cfg = dict(spec.config)
+    cfg["experiment_cfg"] = {k: v for k, v in cfg["experiment_cfg"].items()
+                             if k not in ("name", "description", "figure")}
+    for k in ("experiment", "params"):
+        cfg.pop(k)
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def reuse(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
+    """Write ``spec``'s run directory from the finished run at ``source`` (same content
+    key): the same records, run.json's identity fields set to ``spec``'s and
+    ``reused_from`` naming the source. Atomic like ``execute``."""
+    final = out_root / spec.experiment / spec.name
+    tmp = out_root / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, tmp)
+    run = json.loads((tmp / "run.json").read_text())
+    run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
+    (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+    (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
+                                                    indent=2, sort_keys=True) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return run
+
+
+def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec]
+                     ) -> tuple[list[RunSpec], list[tuple[RunSpec, RunSpec]]]:
+    """Fluid runs to execute, and (run, source run) pairs whose records can be copied
+    because the source (earlier in ``specs`` or already done) has the same content key."""
+    first: dict[str, RunSpec] = {content_key(s): s for s in reversed(done_specs)
+                                 if s.backend == "fluid"}
+    run, copies = [], []
+    for s in specs:
+        key = content_key(s) if s.backend == "fluid" else None
+        if key is not None and key in first:
+            copies.append((s, first[key]))
+        else:
+            if key is not None:
+                first[key] = s
+            run.append(s)
+    return run, copies
+
+
+def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None,
+            done_specs: list[RunSpec] = ()) -> None:
+    """Prepare traces and bounds, then run everything with a progress bar (fluid runs
+    identical to another run of this suite are copied from it, not run twice)."""
+    todo, copies = split_duplicates(todo, list(done_specs))
     from tqdm import tqdm
     prepared = {}
     for s in todo:
         prepared[(s.experiment, s.name)] = prepare_trace(s, out)
-    bar = tqdm(total=len(todo), unit="run", dynamic_ncols=True, file=sys.stderr)
+    bar = tqdm(total=len(todo) + len(copies), unit="run", dynamic_ncols=True, file=sys.stderr)
     t0 = time.time()
 
     def done(spec: RunSpec, run: dict[str, Any]) -> None:
@@ -539,6 +594,8 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
                     done(futs[fut], fut.result())
         for s in local_only:
             done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
+        for s, src in copies:
+            done(s, reuse(s, out / src.experiment / src.name, out))
     finally:
         bar.close()
 

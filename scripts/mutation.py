@@ -62,18 +62,19 @@ LB_TESTS = ["tests/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
 TARGETS: dict[str, tuple[list[str], list[str] | None]] = {
     "emulation/scheduler/base.py": (SCHED_TESTS, None),
     "emulation/scheduler/bssi.py": (["tests/test_bssi.py", "tests/test_policy_orders.py"], None),
-    "emulation/scheduler/beamer.py": (["tests/test_policy_orders.py", "tests/test_fluid_exact.py"], None),
+    "emulation/scheduler/beamer.py": (["tests/test_policy_orders.py", "tests/test_fluid_exact.py",
+                                       "tests/test_beamer.py"], None),
     "emulation/scheduler/fair.py": (SCHED_TESTS, None),
     "emulation/scheduler/fifo_lm.py": (SCHED_TESTS, None),
-    "emulation/scheduler/sincronia.py": (SCHED_TESTS, None),
+    "emulation/scheduler/sincronia.py": (SCHED_TESTS + ["tests/test_beamer.py"], None),
     "emulation/scheduler/varys.py": (SCHED_TESTS, None),
-    "emulation/scheduler/lower_bound.py": (LB_TESTS, None),
+    "emulation/scheduler/lower_bound.py": (LB_TESTS + ["tests/test_chain_bound.py"], None),
     "emulation/state.py": (["tests/test_view.py", "tests/test_mininet_units.py",
                             "tests/test_fluid_exact.py"], ["view"]),
     "emulation/fluid/allocation.py": (["tests/test_allocation.py"], None),
     "emulation/fluid/simulator.py": (FLUID_TESTS, None),
     "emulation/fluid/run.py": (["tests/test_fluid_run.py"], None),
-    "analysis/metrics.py": (["tests/test_report.py"], None),
+    "analysis/metrics.py": (["tests/test_report.py", "tests/test_congestion_metrics.py"], None),
 }
 EXCLUDED_TESTS = {"tests/test_reference_results.py"}
 

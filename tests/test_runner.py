@@ -226,3 +226,48 @@ def test_realloc_policy_resolves_per_run(tmp_path):
     for run in runs:
         assert run["realloc"] == POLICIES[run["policy"]].default_realloc
         assert run["realloc_is_policy_default"] is True
+
+
+def test_identical_fluid_runs_of_two_experiments_are_run_once_and_copied(tmp_path):
+    """Two experiments that differ only in name and description: the second's runs are
+    copied from the first's (same records, own identity, reused_from set), not re-run."""
+    import json
+    import run_experiments as rx
+    body = """
+[workload]
+num_apps = 1
+max_resource = 1
+num_hosts = 4
+gpu_mix = { "2" = 1.0 }
+[experiment]
+policies = ["sincronia"]
+seeds = [1]
+"""
+    (tmp_path / "a.toml").write_text(body.replace("[experiment]", '[experiment]\nname = "a"'))
+    (tmp_path / "b.toml").write_text(body.replace("[experiment]", '[experiment]\nname = "b"\ndescription = "other"'))
+    out = tmp_path / "out"
+    calls = []
+    real = rx.execute
+
+    def counting(spec, *a):
+        calls.append(spec.experiment)
+        return real(spec, *a)
+
+    rx.execute, saved = counting, rx.execute
+    try:
+        assert rx.main(["--config", str(tmp_path / "a.toml"), "--config", str(tmp_path / "b.toml"),
+                        "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
+    finally:
+        rx.execute = saved
+    assert calls == ["a"]
+    ra = json.loads((out / "a" / "policy=sincronia,seed=1" / "run.json").read_text())
+    rb = json.loads((out / "b" / "policy=sincronia,seed=1" / "run.json").read_text())
+    assert rb["experiment"] == "b" and rb["reused_from"] == "a/policy=sincronia,seed=1"
+    assert rb["avg_sct_s"] == ra["avg_sct_s"]
+    assert ((out / "a" / "policy=sincronia,seed=1" / "stages.csv").read_text()
+            == (out / "b" / "policy=sincronia,seed=1" / "stages.csv").read_text())
+    cfg_b = json.loads((out / "b" / "policy=sincronia,seed=1" / "run_config.json").read_text())
+    assert cfg_b["experiment"] == "b"
+    # a rerun finds both done
+    assert all(rx.is_done(s, out) for s in rx.collect_specs(
+        [tmp_path / "a.toml", tmp_path / "b.toml"], full=False, backend="fluid")[0])
