@@ -381,24 +381,41 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
     order, start = _class_buckets(cf, rank_of, nr)
     d = np.zeros(nl)
     col = np.zeros(nl)
+    # links touched by the current coflow (d) and by the current path column (col): the
+    # loops visit only those, so a coflow costs O(its flows x P), not O(links)
+    in_d = np.zeros(nl, dtype=np.bool_)
+    in_col = np.zeros(nl, dtype=np.bool_)
+    d_links = np.empty(nl, dtype=np.int64)
+    col_links = np.empty(nl, dtype=np.int64)
     for k in range(nr):
         a, b = start[k], start[k + 1]
         if a == b:
             continue
-        for l in range(nl):
-            d[l] = 0.0
+        nd = 0
         for q in range(P):  # column by column, as the numpy version summed them
-            for l in range(nl):
-                col[l] = 0.0
+            ncol = 0
             for j in range(a, b):
                 i = order[j]
-                col[path_links[pid[i], q]] += remaining[i]
-            for l in range(nl):
+                l = path_links[pid[i], q]
+                col[l] += remaining[i]
+                if not in_col[l]:
+                    in_col[l] = True
+                    col_links[ncol] = l
+                    ncol += 1
+            for e in range(ncol):
+                l = col_links[e]
                 d[l] += col[l]
+                col[l] = 0.0
+                in_col[l] = False
+                if not in_d[l]:
+                    in_d[l] = True
+                    d_links[nd] = l
+                    nd += 1
         d[nl - 1] = 0.0
         full = False
         gamma = 0.0
-        for l in range(nl):
+        for e in range(nd):
+            l = d_links[e]
             if d[l] > 0:
                 if c[l] <= tiny:
                     full = True
@@ -406,17 +423,21 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
                 g = d[l] / c[l]
                 if g > gamma:
                     gamma = g
-        if full:
-            continue
-        for j in range(a, b):
-            i = order[j]
-            rate[i] = remaining[i] / gamma
-        for l in range(nl):
-            if d[l] > 0:
-                c[l] -= d[l] / gamma
-            if c[l] <= tiny:  # rounding dust: the link is full
-                c[l] = 0.0
-        c[nl - 1] = np.inf
+        if not full:
+            for j in range(a, b):
+                i = order[j]
+                rate[i] = remaining[i] / gamma
+            for e in range(nd):
+                l = d_links[e]
+                if d[l] > 0:
+                    c[l] -= d[l] / gamma
+                if c[l] <= tiny:  # rounding dust: the link is full
+                    c[l] = 0.0
+            c[nl - 1] = np.inf
+        for e in range(nd):
+            l = d_links[e]
+            d[l] = 0.0
+            in_d[l] = False
     w = np.zeros(npaths, dtype=np.int64)
     for i in range(n):
         w[pid[i]] += 1
@@ -627,6 +648,23 @@ def stage_link_bytes(jobs, s_row, full, inflight_t, cur_row, j_ptr, j_idx, j_val
     return out
 
 
+@_jit
+def max_scaled_rows(m, scale, cap):
+    """out[c] = max over l of (m[c, l] * scale) / cap[l]: the numpy expression
+    ``(m * scale / cap[None, :]).max(axis=1)`` element for element, without its two
+    temporaries of m's size (Varys's effective bottleneck over coflows x links)."""
+    C, L = m.shape
+    out = np.empty(C)
+    for c in range(C):
+        best = -np.inf
+        for l in range(L):
+            v = (m[c, l] * scale) / cap[l]
+            if v > best:
+                best = v
+        out[c] = best
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load from cache) every kernel on a tiny input."""
     path_links = np.array([[0, 2], [1, 2]], dtype=np.int64)
@@ -653,4 +691,6 @@ def warm_up() -> None:
     coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)
     X = np.ones((2, 2))
     bssi_back(X, np.ones(2), X.sum(axis=0), 1e-9)
+    max_scaled_rows(X, 8.0, np.ones(2))
+    max_scaled_rows(X[:, :1], 8.0, np.ones(1))
     stage_link_bytes(pid, pid, pid, pid, pid, ptr[:3], pid, ones, ptr[:3], pid, ones, X, 2, 2)
