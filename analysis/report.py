@@ -158,7 +158,10 @@ def congestion_section(runs, stages, tables: Path) -> list[str]:
 def suite_check_lines(runs, stages) -> list[str]:
     """Issue 9's guard over the whole fluid suite with K >= 2: scenarios where Beamer's avg
     SCT is more than 1% above Sincronia's or Varys's (mean of per-seed ratios)."""
-    fluid = runs[(runs.get("backend") == "fluid") & (runs["num_priority_classes"].fillna(0) != 1)]
+    keep = runs["backend"].fillna("fluid") == "fluid" if "backend" in runs else runs["policy"].notna()
+    if "num_priority_classes" in runs:
+        keep &= runs["num_priority_classes"].fillna(0) != 1
+    fluid = runs[keep]
     if fluid.empty or REFERENCE not in set(fluid["policy"]):
         return []
     key = ["experiment", "scenario", "policy", "workload_seed"]
