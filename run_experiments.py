@@ -4,15 +4,21 @@
     python run_experiments.py --dry-run       # list the runs without running them
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions
 
-Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example) is one
-experiment (``testbed.toml`` is the packet-level one; it needs root and is skipped with a
-note otherwise): ``[experiment]`` (backend, policies, seeds, K, ...),
+Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example, and
+``testbed.toml``, the small packet-level scenario of the Mininet tests: run it with
+``--config``) is one experiment; ``testbed_ring.toml`` and ``testbed_ps.toml`` are the
+packet-level ones (they need root and are skipped with a note otherwise). Tables:
+``[experiment]`` (backend, policies, seeds, K, repetitions, ...),
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
 (dotted key -> list of values; runs are the cartesian product x seeds x policies) and
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
 ``results/<experiment>/<run name>/`` atomically (temp dir, then rename) with the records
 and ``run_config.json``; a rerun skips runs whose directory holds the same config hash,
 so an interrupted suite resumes where it stopped. Bad configs fail before any run starts.
+
+Packet-level runs are not deterministic (TCP, host scheduling): ``experiment.repetitions``
+(mininet backend only) repeats each (policy, seed) run; the run names end in ``,rep=N``
+(N = 0, 1, ...) and run.json records ``repetition``.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from emulation.records import file_sha256
 from workloads.config import ConfigError, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent
-SKIP_FILES = {"default.toml"}
+SKIP_FILES = {"default.toml", "testbed.toml"}  # not part of the default suite
 TABLES = ("experiment", "workload", "topology", "sweep", "full")
 BACKENDS = ("fluid", "mininet")
 
@@ -56,6 +62,7 @@ class ExperimentSection:
     figure: Literal["bars", "line"] = "bars"
     rate_scale: float = 0.003
     time_scale: float = 2.0
+    repetitions: int = 1
 
     def check(self, where: str = "experiment") -> None:
         from emulation.scheduler import POLICIES
@@ -70,6 +77,11 @@ class ExperimentSection:
             raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
         if self.rate_scale <= 0 or self.time_scale <= 0:
             raise ConfigError(f"{where}.rate_scale/time_scale: must be > 0")
+        if self.repetitions < 1:
+            raise ConfigError(f"{where}.repetitions: must be >= 1")
+        if self.backend == "fluid" and self.repetitions != 1:
+            raise ConfigError(f"{where}.repetitions: the fluid backend is deterministic; "
+                              "repetitions need backend = 'mininet'")
 
 
 @dataclass(frozen=True)
@@ -87,14 +99,18 @@ class RunSpec:
     topology: dict[str, Any]
     trace_path: str = ""
     trace_sha256: str = ""
+    repetition: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def config(self) -> dict[str, Any]:
-        return {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
-                "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
-                "workload": self.workload, "topology": self.topology,
-                "trace_sha256": self.trace_sha256}
+        cfg = {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
+               "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
+               "workload": self.workload, "topology": self.topology,
+               "trace_sha256": self.trace_sha256}
+        if self.backend == "mininet":  # fluid runs (one repetition) keep their earlier hashes
+            cfg["repetition"] = self.repetition
+        return cfg
 
     @property
     def config_hash(self) -> str:
@@ -141,18 +157,24 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
                 raise ConfigError(f"{path.name}: experiment.trace: no such file {tp}")
             trace_path = str(tp)
             trace_sha = file_sha256(tp)
+        exp_cfg = to_dict(exp)
+        if exp.backend == "fluid":
+            del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
         params = {k: v for k, v in zip(keys, combo)}
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         for seed in seeds:
             wl = build(WorkloadConfig, {**tables["workload"], "seed": seed}, f"{path.name}: workload")
             for policy in exp.policies:
-                name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
-                specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
-                                     policy=policy, seed=seed, params=params,
-                                     experiment_cfg=to_dict(exp), workload=to_dict(wl),
-                                     topology=to_dict(topo), trace_path=trace_path,
-                                     trace_sha256=trace_sha))
+                for rep in range(exp.repetitions):
+                    name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
+                    if exp.backend == "mininet":
+                        name += f",rep={rep}"
+                    specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
+                                         policy=policy, seed=seed, params=params,
+                                         experiment_cfg=exp_cfg, workload=to_dict(wl),
+                                         topology=to_dict(topo), trace_path=trace_path,
+                                         trace_sha256=trace_sha, repetition=rep))
     return specs
 
 
@@ -204,7 +226,8 @@ def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict
 
 def _run_extra(spec: RunSpec) -> dict[str, Any]:
     return {"experiment": spec.experiment, "run_name": spec.name, "params": spec.params,
-            "config_hash": spec.config_hash, "workload_seed": spec.seed}
+            "config_hash": spec.config_hash, "workload_seed": spec.seed,
+            "repetition": spec.repetition}
 
 
 def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
