@@ -259,6 +259,7 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     cfg = spec.experiment_cfg
     topo_cfg = build(TopologyConfig, spec.topology, "topology")
     trace = trace_mod.load(trace_path)
+    load_start = os.getloadavg()[0]  # other jobs on the machine load the emulation's CPUs
     run = run_mininet(trace=trace, trace_path=trace_path, topo_cfg=topo_cfg, policy=spec.policy,
                       outdir=outdir, priority_classes=cfg["priority_classes"],
                       rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
@@ -271,7 +272,9 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
                      extra={**_run_extra(spec), "twin_of": "mininet"})
     run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,
                 "fluid_twin_avg_sct_s": twin["avg_sct_s"],
-                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"]})
+                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"],
+                "loadavg_1min_start": load_start, "loadavg_1min_end": os.getloadavg()[0],
+                "cpu_count": os.cpu_count()})
     (outdir / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
     return run
 
