@@ -194,7 +194,8 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
     lines = ["", "## Packet level: reproduction of the fluid twin", "",
              "Per policy, emulated / fluid-twin ratio (same trace, same policy, trace seconds) of "
              "avg SCT and the median and p95 over stages of the per-stage SCT ratio; mean over "
-             f"{reps.min()}-{reps.max()} repetitions ± 95% CI (t), `tables/reproduction*.csv`.", "",
+             + (f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()}-{reps.max()}")
+             + " repetition(s) ± 95% CI (t; 0 for one run), `tables/reproduction*.csv`.", "",
              "| experiment | scenario | policy | runs | avg SCT emulated (s) | avg SCT twin (s) | "
              "avg SCT ratio | stage ratio median | stage ratio p95 |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -225,7 +226,8 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
     for _, r in per_run.iterrows():
         lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | {r['class_latency_median_ms']:.1f} | "
                      f"{r['class_latency_p95_ms']:.1f} | {r['class_latency_max_ms']:.1f} | "
-                     f"{r['loadavg_1min']:.1f} | {r['wall_s']:.0f} |")
+                     f"{'-' if pd.isna(r['loadavg_1min']) else format(r['loadavg_1min'], '.1f')} | "
+                     f"{r['wall_s']:.0f} |")
     lines += ["", "Targets (computed from the records above):", ""]
     for c in checks:
         lines.append(f"- {c['target']}: **{'holds' if c['holds'] else 'does not hold'}** ({c['measured']})")
