@@ -5,9 +5,11 @@
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions
     python run_experiments.py --verify        # recompute the committed results and compare
 
-Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example) is one
-experiment (``testbed.toml`` is the packet-level one; it needs root and is skipped with a
-note otherwise): ``[experiment]`` (backend, policies, seeds, K, ...),
+Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example, and
+``testbed.toml``, the small packet-level scenario of the Mininet tests: run it with
+``--config``) is one experiment; ``testbed_ring.toml`` and ``testbed_ps.toml`` are the
+packet-level ones (they need root and are skipped with a note otherwise). Tables:
+``[experiment]`` (backend, policies, seeds, K, repetitions, ...),
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
 (dotted key -> list of values; runs are the cartesian product x seeds x policies) and
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
@@ -22,6 +24,10 @@ records: avg SCT, p95 SCT and every stage's SCT must be equal exactly (the fluid
 simulator is deterministic). Packet-level (Mininet) runs are listed as not recomputed:
 TCP makes them vary run to run (``tests/test_mininet.py`` checks them against tolerance
 bands). Prints a pass/fail table per experiment; exits 1 on any mismatch.
+
+Packet-level runs are not deterministic (TCP, host scheduling): ``experiment.repetitions``
+(mininet backend only) repeats each (policy, seed) run; the run names end in ``,rep=N``
+(N = 0, 1, ...) and run.json records ``repetition``.
 """
 from __future__ import annotations
 
@@ -43,7 +49,7 @@ from emulation.records import file_sha256
 from workloads.config import ConfigError, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent
-SKIP_FILES = {"default.toml"}
+SKIP_FILES = {"default.toml", "testbed.toml"}  # not part of the default suite
 TABLES = ("experiment", "workload", "topology", "sweep", "full")
 BACKENDS = ("fluid", "mininet")
 
@@ -68,6 +74,7 @@ class ExperimentSection:
     figure: Literal["bars", "line"] = "bars"
     rate_scale: float = 0.003
     time_scale: float = 2.0
+    repetitions: int = 1
 
     def check(self, where: str = "experiment") -> None:
         from emulation.scheduler import POLICIES
@@ -82,6 +89,11 @@ class ExperimentSection:
             raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
         if self.rate_scale <= 0 or self.time_scale <= 0:
             raise ConfigError(f"{where}.rate_scale/time_scale: must be > 0")
+        if self.repetitions < 1:
+            raise ConfigError(f"{where}.repetitions: must be >= 1")
+        if self.backend == "fluid" and self.repetitions != 1:
+            raise ConfigError(f"{where}.repetitions: the fluid backend is deterministic; "
+                              "repetitions need backend = 'mininet'")
 
 
 @dataclass(frozen=True)
@@ -99,14 +111,18 @@ class RunSpec:
     topology: dict[str, Any]
     trace_path: str = ""
     trace_sha256: str = ""
+    repetition: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def config(self) -> dict[str, Any]:
-        return {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
-                "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
-                "workload": self.workload, "topology": self.topology,
-                "trace_sha256": self.trace_sha256}
+        cfg = {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
+               "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
+               "workload": self.workload, "topology": self.topology,
+               "trace_sha256": self.trace_sha256}
+        if self.backend == "mininet":  # fluid runs (one repetition) keep their earlier hashes
+            cfg["repetition"] = self.repetition
+        return cfg
 
     @property
     def config_hash(self) -> str:
@@ -156,18 +172,24 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
                 raise ConfigError(f"{path.name}: experiment.trace: no such file {tp}")
             trace_path = str(tp)
             trace_sha = file_sha256(tp)
+        exp_cfg = to_dict(exp)
+        if exp.backend == "fluid":
+            del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
         params = {k: v for k, v in zip(keys, combo)}
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         for seed in seeds:
             wl = build(WorkloadConfig, {**tables["workload"], "seed": seed}, f"{path.name}: workload")
             for policy in exp.policies:
-                name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
-                specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
-                                     policy=policy, seed=seed, params=params,
-                                     experiment_cfg=to_dict(exp), workload=to_dict(wl),
-                                     topology=to_dict(topo), trace_path=trace_path,
-                                     trace_sha256=trace_sha))
+                for rep in range(exp.repetitions):
+                    name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
+                    if exp.backend == "mininet":
+                        name += f",rep={rep}"
+                    specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
+                                         policy=policy, seed=seed, params=params,
+                                         experiment_cfg=exp_cfg, workload=to_dict(wl),
+                                         topology=to_dict(topo), trace_path=trace_path,
+                                         trace_sha256=trace_sha, repetition=rep))
     return specs
 
 
@@ -219,7 +241,8 @@ def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict
 
 def _run_extra(spec: RunSpec) -> dict[str, Any]:
     return {"experiment": spec.experiment, "run_name": spec.name, "params": spec.params,
-            "config_hash": spec.config_hash, "workload_seed": spec.seed}
+            "config_hash": spec.config_hash, "workload_seed": spec.seed,
+            "repetition": spec.repetition}
 
 
 def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
@@ -252,6 +275,7 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     cfg = spec.experiment_cfg
     topo_cfg = build(TopologyConfig, spec.topology, "topology")
     trace = trace_mod.load(trace_path)
+    load_start = os.getloadavg()[0]  # other jobs on the machine load the emulation's CPUs
     run = run_mininet(trace=trace, trace_path=trace_path, topo_cfg=topo_cfg, policy=spec.policy,
                       outdir=outdir, priority_classes=cfg["priority_classes"],
                       rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
@@ -264,7 +288,9 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
                      extra={**_run_extra(spec), "twin_of": "mininet"})
     run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,
                 "fluid_twin_avg_sct_s": twin["avg_sct_s"],
-                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"]})
+                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"],
+                "loadavg_1min_start": load_start, "loadavg_1min_end": os.getloadavg()[0],
+                "cpu_count": os.cpu_count()})
     (outdir / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
     return run
 

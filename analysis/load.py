@@ -27,6 +27,7 @@ def load_runs(results: Path) -> pd.DataFrame:
         params = run.get("params", {})
         row = {k: v for k, v in run.items() if not isinstance(v, (dict, list))}
         row["experiment"] = run.get("experiment", d.parent.name)
+        row["repetition"] = int(run.get("repetition", 0))  # packet-level runs may repeat
         row["scenario"] = ",".join(f"{k.split('.')[-1]}={value_label(v)}" for k, v in params.items()) or "all"
         for k, v in params.items():
             row[f"param:{k}"] = value_label(v)
@@ -42,7 +43,7 @@ def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for _, r in runs.iterrows():
         df = pd.read_csv(Path(r["run_dir"]) / "stages.csv")
-        for k in ("experiment", "scenario", "policy", "seed", "workload_seed"):
+        for k in ("experiment", "scenario", "policy", "seed", "workload_seed", "repetition"):
             df[k] = r.get(k)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)

@@ -21,11 +21,12 @@ def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s", reference: str = R
                ) -> pd.DataFrame:
     """Per (experiment, scenario, policy): mean of metric / reference's metric over seeds, with CI.
 
-    The ratio is taken per seed (same trace), then averaged. ``reduction_mean``: the mean
-    over seeds of ``1 - reference / metric`` (the reference's reduction vs this policy;
+    The ratio is taken per seed (same trace) and repetition index (packet-level runs
+    repeat; fluid runs are repetition 0), then averaged. ``reduction_mean``: the mean over
+    those runs of ``1 - reference / metric`` (the reference's reduction vs this policy;
     positive = the reference is faster), with its CI.
     """
-    key = ["experiment", "scenario", "workload_seed"]
+    key = ["experiment", "scenario", "workload_seed"] + (["repetition"] if "repetition" in runs else [])
     ref = runs[runs["policy"] == reference].set_index(key)[metric].rename("ref")
     df = runs.join(ref, on=key)
     df["ratio"] = df[metric] / df["ref"]

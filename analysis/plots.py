@@ -125,8 +125,38 @@ def emulation_vs_fluid(pairs: pd.DataFrame, out: Path) -> list[Path]:
     ax.plot([0, hi], [0, hi], color="black", lw=0.8, ls="--", label="y = x")
     ax.set_xlim(0, hi)
     ax.set_ylim(0, hi)
-    ax.set_xlabel("stage completion time, fluid twin (emulated s)")
-    ax.set_ylabel("stage completion time, Mininet (emulated s)")
+    ax.set_xlabel("stage completion time, fluid twin (trace s)")
+    ax.set_ylabel("stage completion time, Mininet (trace s)")
     ax.set_title("Packet-level emulation vs fluid simulation")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, "emulation_vs_fluid")
+
+
+def reproduction(summary: pd.DataFrame, out: Path) -> list[Path]:
+    """Per packet-level experiment (one panel each): emulated / fluid-twin ratio per policy of
+    avg SCT and of the per-stage SCT ratio's median and p95, mean over repetitions with 95%
+    CI error bars; the shaded band is the 15% target for the median."""
+    panels = list(dict.fromkeys(zip(summary["experiment"], summary["scenario"])))
+    metrics = [("avg_ratio", "avg SCT"), ("stage_ratio_median", "stage SCT, median"),
+               ("stage_ratio_p95", "stage SCT, p95")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False,
+                             sharey=True)
+    colors = sns.color_palette("colorblind", len(metrics))
+    for ax, (exp, scen) in zip(axes[0], panels):
+        d = summary[(summary["experiment"] == exp) & (summary["scenario"] == scen)]
+        pols = _order(d["policy"])
+        d = d.set_index("policy").reindex(pols)
+        width = 0.8 / len(metrics)
+        ax.axhspan(0.85, 1.15, color="0.9", zorder=0)
+        for i, (col, label) in enumerate(metrics):
+            x = np.arange(len(pols)) + (i - (len(metrics) - 1) / 2) * width
+            ax.bar(x, d[col], width, yerr=d[f"{col}_ci95"], label=label, color=colors[i],
+                   capsize=2, zorder=2)
+        ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=3)
+        ax.set_xticks(np.arange(len(pols)), pols, rotation=35, ha="right", fontsize=8)
+        ax.set_title(f"{exp}" + ("" if scen == "all" else f" ({scen})"), fontsize=10)
+    axes[0][0].set_ylabel("emulated / fluid twin (ratio)")
+    axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("Packet level vs fluid twin, mean over repetitions (95% CI); band: ±15%",
+                 fontsize=10)
+    return _save(fig, out, "reproduction_vs_fluid")

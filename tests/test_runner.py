@@ -271,3 +271,47 @@ seeds = [1]
     # a rerun finds both done
     assert all(rx.is_done(s, out) for s in rx.collect_specs(
         [tmp_path / "a.toml", tmp_path / "b.toml"], full=False, backend="fluid")[0])
+
+
+PKT = """
+[experiment]
+name = "pkt"
+backend = "mininet"
+policies = ["beamer", "fair"]
+seeds = [5]
+repetitions = {reps}
+
+[workload]
+num_apps = 1
+num_hosts = 4
+gpu_mix = {{ "2" = 1.0 }}
+
+[full]
+"experiment.repetitions" = 3
+"""
+
+
+def test_packet_level_repetitions_name_and_hash_each_run(tmp_path):
+    """2 policies x 1 seed x N repetitions, each with its own name (rep=N) and config hash;
+    [full] raises the count to 3."""
+    from run_experiments import load_experiment
+    p = tmp_path / "pkt.toml"
+    p.write_text(PKT.format(reps=2))
+    specs = load_experiment(p, full=False)
+    assert sorted(s.name for s in specs) == ["policy=beamer,seed=5,rep=0", "policy=beamer,seed=5,rep=1",
+                                              "policy=fair,seed=5,rep=0", "policy=fair,seed=5,rep=1"]
+    assert len({s.config_hash for s in specs}) == 4
+    assert [s.repetition for s in specs if s.policy == "fair"] == [0, 1]
+    assert len(load_experiment(p, full=True)) == 6
+
+
+def test_repetitions_rejected_for_the_deterministic_fluid_backend(tmp_path):
+    from run_experiments import load_experiment
+    from workloads.config import ConfigError
+    p = tmp_path / "pkt.toml"
+    p.write_text(PKT.format(reps=2).replace('backend = "mininet"', 'backend = "fluid"'))
+    with pytest.raises(ConfigError, match="repetitions"):
+        load_experiment(p, full=False)
+    p.write_text(PKT.format(reps=0))
+    with pytest.raises(ConfigError, match="repetitions: must be >= 1"):
+        load_experiment(p, full=False)
