@@ -49,7 +49,8 @@ def test_congestion_table_matches_the_records(records):
     runs, stages = records
     cong = stages[stages["experiment"].str.startswith("cong-")]
     ratio = policy_ratios(run_metrics(cong), policy="beamer",
-                          baselines=["sincronia", "varys", "fair", "fifo_lm", "beamer-sbssi"])
+                          baselines=["sincronia", "varys", "fair", "fifo_lm", "beamer-sbssi",
+                                     "beamer-stage-only"])
     ratio = ratio.set_index(["experiment", "scenario"])
     rows = markdown_table((REPO / "README.md").read_text(), "### Congestion family")
     assert len(rows) == len(ratio)
