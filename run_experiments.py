@@ -231,12 +231,18 @@ def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict
     if tmp.exists():
         shutil.rmtree(tmp)
     run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
+    _commit_run_dir(spec, tmp, final)
+    return run
+
+
+def _commit_run_dir(spec: RunSpec, tmp: Path, final: Path) -> None:
+    """Write ``run_config.json`` into the finished temporary run directory, then move it
+    into place (replacing an older run of the same name)."""
     (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
                                                     indent=2, sort_keys=True) + "\n")
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
-    return run
 
 
 def _run_extra(spec: RunSpec) -> dict[str, Any]:
@@ -549,11 +555,7 @@ def reuse(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
     run = json.loads((tmp / "run.json").read_text())
     run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
     (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
-    (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
-                                                    indent=2, sort_keys=True) + "\n")
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
+    _commit_run_dir(spec, tmp, final)
     return run
 
 

@@ -176,6 +176,11 @@ def downstream_time(trace, topo, kind="oracle"):
         tot = R.sum(axis=1) / 2.0  # big switch: each byte crosses uplink+downlink
         B = np.maximum(cp, tot / (nh * cap.max()))
     idx = {s.stage_id: i for i, s in enumerate(stages)}
+    return {sid: float(sum(B[idx[c]] for c in seen)) for sid, seen in descendants(stages).items()}
+
+
+def descendants(stages) -> dict[str, set[str]]:
+    """stage_id -> every stage that depends on it, directly or not."""
     children = {s.stage_id: [] for s in stages}
     for s in stages:
         for d in s.depends_on:
@@ -185,33 +190,22 @@ def downstream_time(trace, topo, kind="oracle"):
         seen, stack = set(), list(children[s.stage_id])
         while stack:
             c = stack.pop()
-            if c in seen:
-                continue
-            seen.add(c)
-            stack.extend(children[c])
-        out[s.stage_id] = float(sum(B[idx[c]] for c in seen))
+            if c not in seen:
+                seen.add(c)
+                stack.extend(children[c])
+        out[s.stage_id] = seen
     return out
 
 
 def downstream_loads(trace, topo):
-    """stage_id -> (per-link bytes of all not-started descendants (oracle placement), total bytes)."""
+    """stage_id -> (per-link bytes, total bytes, summed critical path) of all its
+    descendants (their real placement: an oracle)."""
     stages = trace.stages()
     R, cp = stage_loads(trace, topo)
     idx = {s.stage_id: i for i, s in enumerate(stages)}
-    children = {s.stage_id: [] for s in stages}
-    for s in stages:
-        for d in s.depends_on:
-            children[d].append(s.stage_id)
     tot = np.array([sum(sum(c.size_bytes for c in j.coflows) * j.iterations for j in s.jobs) for s in stages], float)
     out = {}
-    for s in stages:
-        seen, stack = set(), list(children[s.stage_id])
-        while stack:
-            c = stack.pop()
-            if c in seen:
-                continue
-            seen.add(c)
-            stack.extend(children[c])
+    for sid, seen in descendants(stages).items():
         ii = [idx[c] for c in seen]
-        out[s.stage_id] = (R[ii].sum(axis=0), float(tot[ii].sum()), float(cp[ii].sum()))
+        out[sid] = (R[ii].sum(axis=0), float(tot[ii].sum()), float(cp[ii].sum()))
     return out
