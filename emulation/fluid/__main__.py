@@ -18,8 +18,11 @@ from workloads.trace import TraceError
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m emulation.fluid", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m emulation.fluid", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="default --realloc per policy (its published semantics):\n" + "\n".join(
+            f"  {n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES)))
     ap.add_argument("trace", help="JSON trace or coflow-benchmark .txt")
     ap.add_argument("--policy", required=True, choices=sorted(POLICIES))
     add_topology_args(ap, hosts_per_leaf=4, spines=2, oversubscription=1.0)
@@ -32,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--realloc", choices=["flow", "coflow"], default=None,
                     help="recompute rates at every flow completion (exact) or only at "
                          "coflow-level events (Varys/coflowsim semantics, faster). Default: "
-                         "the policy's published semantics: " + ", ".join(
-                             f"{n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES)))
+                         "the policy's published semantics (listed below)")
     ap.add_argument("-o", "--output", required=True, help="output directory for the records")
     args = ap.parse_args(argv)
     if args.priority_classes < 0:
