@@ -33,14 +33,18 @@ def test_htb_commands_by_hand():
         "qdisc del dev s0-eth1 root",
         "qdisc add dev s0-eth1 root handle 1: htb default 12",  # unmarked -> lowest class
         f"class add dev s0-eth1 parent 1: classid 1:1 htb rate 100000000bit ceil 100000000bit {q}",
-        f"class add dev s0-eth1 parent 1:1 classid 1:10 htb rate 1000000bit ceil 100000000bit prio 0 {q}",
+        # control class (ACKs): 5% of 100 Mbit/s guaranteed, HTB prio 0
+        f"class add dev s0-eth1 parent 1:1 classid 1:9 htb rate 5000000bit ceil 100000000bit prio 0 {q}",
+        "qdisc add dev s0-eth1 parent 1:9 handle 9: pfifo limit 64",
+        # data classes: 0.2% of 100 Mbit/s = 200 kbit/s guaranteed each, HTB prio k
+        f"class add dev s0-eth1 parent 1:1 classid 1:10 htb rate 200000bit ceil 100000000bit prio 0 {q}",
         "qdisc add dev s0-eth1 parent 1:10 handle 10: pfifo limit 64",
-        f"class add dev s0-eth1 parent 1:1 classid 1:11 htb rate 1000000bit ceil 100000000bit prio 1 {q}",
+        f"class add dev s0-eth1 parent 1:1 classid 1:11 htb rate 200000bit ceil 100000000bit prio 1 {q}",
         "qdisc add dev s0-eth1 parent 1:11 handle 11: pfifo limit 64",
-        f"class add dev s0-eth1 parent 1:1 classid 1:12 htb rate 1000000bit ceil 100000000bit prio 2 {q}",
+        f"class add dev s0-eth1 parent 1:1 classid 1:12 htb rate 200000bit ceil 100000000bit prio 2 {q}",
         "qdisc add dev s0-eth1 parent 1:12 handle 12: pfifo limit 64",
-        # packets shorter than 128 bytes (IP total length, bytes 2-3) -> top class
-        "filter add dev s0-eth1 parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:10",
+        # packets shorter than 128 bytes (IP total length, bytes 2-3) -> control class
+        "filter add dev s0-eth1 parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:9",
         "filter add dev s0-eth1 parent 1: protocol ip prio 2 u32 match ip tos 0x04 0xfc flowid 1:10",
         "filter add dev s0-eth1 parent 1: protocol ip prio 2 u32 match ip tos 0x08 0xfc flowid 1:11",
         "filter add dev s0-eth1 parent 1: protocol ip prio 2 u32 match ip tos 0x0c 0xfc flowid 1:12",
@@ -48,11 +52,12 @@ def test_htb_commands_by_hand():
 
 
 def test_htb_guarantee_floor_and_class_bounds():
-    # 1% of 300 kbit/s is 3000 bit/s, below HTB's useful minimum: 8000 bit/s
+    # 0.2% of 300 kbit/s is 600 bit/s and 5% is 15000: HTB's useful minimum is 8000 bit/s
     cmds = htb_commands("e", 300e3, 1)
-    assert "classid 1:10 htb rate 8000bit ceil 300000bit prio 0" in cmds[3]
+    assert "classid 1:9 htb rate 15000bit ceil 300000bit prio 0" in cmds[3]
+    assert "classid 1:10 htb rate 8000bit ceil 300000bit prio 0" in cmds[5]
     assert cmds[1].endswith("htb default 10")
-    assert len(htb_commands("e", 1e9, 8)) == 3 + 2 * 8 + 1 + 8
+    assert len(htb_commands("e", 1e9, 8)) == 3 + 2 + 2 * 8 + 1 + 8
     for bad in (0, 9):
         with pytest.raises(ValueError):
             htb_commands("e", 1e9, bad)

@@ -52,7 +52,7 @@ import pandas as pd
 from emulation.mininet.protocol import DATA_PORT, HEADER
 from emulation.state import ClusterState
 
-SMALL_PACKET_BYTES = 128  # qos.py: IP packets shorter than this go to the top class
+SMALL_PACKET_BYTES = 128  # qos.py: IP packets shorter than this go to the control class
 
 
 class Capture:
@@ -271,8 +271,8 @@ def priority_isolation(packets: dict[str, dict[str, Any]], ports: dict[str, str]
     such departures from classes below the highest queued one / all their bytes;
     ``lower_share_per_class`` divides by the number of lower classes queued. Strict
     priority with a guaranteed ``qos.MIN_SHARE`` per class predicts about MIN_SHARE per
-    lower class (0.01); sharing the port equally would give about 1/(classes queued).
-    Control packets (< 128 B, all in the top queue) are left out.
+    lower class (0.002); sharing the port equally would give about 1/(classes queued).
+    Control packets (< 128 B, all in the control queue) are left out.
     """
     ingress: dict[tuple, list[float]] = {}
     for pk in packets.values():

@@ -17,9 +17,14 @@ MAX_CLASSES = 8
 QUEUE_PACKETS = 64
 # Guaranteed share of every class. Strict priority would starve lower classes completely;
 # TCP then backs its retransmission timer off for seconds and idles long after the flow is
-# promoted. 1% keeps the ACK clock of starved flows alive (like pFabric's probe mode) and
-# leaves the top class >= 92% of the link even with all 8 classes busy.
-MIN_SHARE = 0.01
+# promoted. A small guarantee keeps the ACK clock of starved flows alive (like pFabric's
+# probe mode). 0.2% leaves the top class >= 98.6% of the link with all 8 classes busy; the
+# 1% used before took 4.5% of the port from the top class on the testbed (run.json
+# priority_isolation.lower_share) and was no better for fidelity (docs/testbed.md).
+MIN_SHARE = 0.002
+# Guaranteed share of the control class (ACKs are ~0.5% of the data rate at 9000-byte frames).
+CONTROL_SHARE = 0.05
+CONTROL_CLASSID = "1:9"
 
 
 def tos_for_class(k: int) -> int:
@@ -42,15 +47,21 @@ def htb_commands(dev: str, rate_bps: float, num_classes: int) -> list[str]:
         f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum 9014 "
         f"burst 20k cburst 20k",
     ]
+    control = f"{max(8000, int(rate_bps * CONTROL_SHARE))}bit"
+    cmds += [
+        f"class add dev {dev} parent 1:1 classid {CONTROL_CLASSID} htb rate {control} ceil {rate} "
+        f"prio 0 quantum 9014 burst 20k cburst 20k",
+        f"qdisc add dev {dev} parent {CONTROL_CLASSID} handle 9: pfifo limit {QUEUE_PACKETS}",
+    ]
     for k in range(num_classes):
         cmds += [
             f"class add dev {dev} parent 1:1 classid 1:{10 + k} htb rate {floor} ceil {rate} "
             f"prio {k} quantum 9014 burst 20k cburst 20k",
             f"qdisc add dev {dev} parent 1:{10 + k} handle {10 + k}: pfifo limit {QUEUE_PACKETS}",
         ]
-    # small packets (ACKs) first, then one filter per marked class
+    # small packets (ACKs) to the control class first, then one filter per marked class
     cmds.append(f"filter add dev {dev} parent 1: protocol ip prio 1 u32 "
-                f"match u16 0x0000 0xff80 at 2 flowid 1:10")
+                f"match u16 0x0000 0xff80 at 2 flowid {CONTROL_CLASSID}")
     for k in range(num_classes):
         cmds.append(f"filter add dev {dev} parent 1: protocol ip prio 2 u32 "
                     f"match ip tos {tos_for_class(k):#04x} 0xfc flowid 1:{10 + k}")
