@@ -273,7 +273,10 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     bytes by rate_scale x time_scale and rates by rate_scale, so its times are the trace's
     x time_scale, and the Mininet records are written in trace seconds (emulated / time
     scale). Simulating the scaled trace instead gives the same stage times x time_scale up
-    to the rounding of scaled flow sizes (relative 3e-8 on the testbed trace)."""
+    to the rounding of scaled flow sizes (relative 3e-8 on the testbed trace). The twin
+    models what the packet backend enforces: the policy's order as strict-priority classes
+    (``allocation="priority"``; Varys's MADD rates are a fluid-only mechanism), decided at
+    the policy's own reallocation events (the scheduler process follows the same rule)."""
     from emulation.fluid.run import run_fluid
     from emulation.mininet.run import run_mininet
     from emulation.topology import TopologyConfig, build_topology
@@ -289,7 +292,7 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     lb = json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"]  # unscaled trace
     twin = run_fluid(trace=trace, trace_path=trace_path, topology=build_topology(topo_cfg, trace.hosts),
                      policy=spec.policy, outdir=outdir / "twin",
-                     priority_classes=cfg["priority_classes"],
+                     priority_classes=cfg["priority_classes"], allocation="priority",
                      release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb,
                      extra={**_run_extra(spec), "twin_of": "mininet"})
     run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,

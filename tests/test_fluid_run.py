@@ -82,3 +82,21 @@ def test_run_fluid_compute_only_trace_has_no_cct(tmp_path):
                     outdir=tmp_path / "out")
     assert run["num_coflows"] == 0 and run["avg_cct_s"] is None
     assert run["avg_sct_s"] == pytest.approx(3.0) and run["lower_bound_avg_sct_s"] == pytest.approx(3.0)
+
+
+def test_run_fluid_allocation_override_is_recorded_and_checked(tmp_path):
+    t = trace()
+    tp = tmp_path / "t.json"
+    trace_mod.save(t, tp)
+    # varys forced to strict priority (the packet twin's mechanism): at 1 s B (2 B left)
+    # beats A (3 B left) by bottleneck, runs alone 1-3; A resumes at 3 with 3 B -> 6.
+    # SCT A = 6, B = 3 - 1 = 2: avg 4
+    run = run_fluid(trace=t, trace_path=tp, topology=big_switch(4, 8.0), policy="varys",
+                    outdir=tmp_path / "p", allocation="priority")
+    assert run["allocation"] == "priority" and run["avg_sct_s"] == pytest.approx(4.0)
+    run = run_fluid(trace=t, trace_path=tp, topology=big_switch(4, 8.0), policy="varys",
+                    outdir=tmp_path / "m")
+    assert run["allocation"] == "madd"  # the policy's own when not forced
+    with pytest.raises(ValueError, match="allocation must be one of"):
+        run_fluid(trace=t, trace_path=tp, topology=big_switch(4, 8.0), policy="varys",
+                  outdir=tmp_path / "x", allocation="wfq")

@@ -11,7 +11,7 @@ import pytest
 from emulation.mininet.protocol import LineChannel
 from emulation.mininet.qos import MAX_CLASSES, htb_commands, tos_for_class
 from emulation.mininet.run import scale_trace
-from emulation.mininet.scheduler_proc import _wake_due, decide
+from emulation.mininet.scheduler_proc import _wake_due, decide, should_decide
 from emulation.scheduler import make_policy
 from emulation.state import ClusterState
 from emulation.topology import big_switch
@@ -169,3 +169,17 @@ def test_scale_trace_bytes_and_times():
     assert [f.size_bytes for f in flows] == [6, 1]
     assert s.apps[0].arrival_s == 6.0 and s.apps[0].stages[0].jobs[0].compute_s == 1.0
     assert s.meta["scaled"] == {"rate_scale": 0.003, "time_scale": 2.0, "size_scale": 0.006}
+
+
+def test_should_decide_follows_the_realloc_semantics():
+    a, b = frozenset({1, 2}), frozenset({2, 3})
+    kw = dict(wake_due=False)
+    # a coflow-level policy (Varys, Sincronia): only when the active set changed
+    assert should_decide(asked=True, per_flow=False, active=a, decided_for=None, **kw)
+    assert not should_decide(asked=True, per_flow=False, active=a, decided_for=a, **kw)
+    assert should_decide(asked=True, per_flow=False, active=b, decided_for=a, **kw)
+    # a per-flow policy (fair): at every decide the driver asks for
+    assert should_decide(asked=True, per_flow=True, active=a, decided_for=a, **kw)
+    # nothing asked: no decision; a due byte wake-up (FIFO-LM) decides regardless
+    assert not should_decide(asked=False, per_flow=True, active=b, decided_for=a, **kw)
+    assert should_decide(asked=False, wake_due=True, per_flow=False, active=a, decided_for=a)

@@ -17,13 +17,14 @@ from workloads.trace import Trace
 
 def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, policy: str,
               outdir: str | Path, priority_classes: int = 8, release_at_zero: bool = False,
-              realloc: str | None = None,
+              realloc: str | None = None, allocation: str | None = None,
               policy_params: dict[str, Any] | None = None, lb_avg_sct_s: float | None = None,
               extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
 
     ``realloc=None``: the policy's published semantics (``Policy.default_realloc``);
-    run.json records the mode used and whether it was that default."""
+    run.json records the mode used and whether it was that default. ``allocation=None``:
+    the policy's own (``Policy.allocation``); run.json records the one used."""
     t0 = time.perf_counter()
     pol = make_policy(policy, **(policy_params or {}))
     realloc_default = realloc is None
@@ -31,7 +32,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         realloc = pol.default_realloc
     sim = FluidSimulator(trace, topology, pol,
                          priority_classes=priority_classes, release_at_zero=release_at_zero,
-                         realloc=realloc)
+                         realloc=realloc, allocation=allocation)
     res = sim.run()
     if lb_avg_sct_s is None:
         lb_avg_sct_s = lower_bound(trace, topology, release_at_zero=release_at_zero).avg_sct_s
@@ -48,6 +49,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "release_at_zero": release_at_zero,
         "realloc": realloc,
         "realloc_is_policy_default": realloc_default,
+        "allocation": sim.allocation,
         **stats,
         "avg_cct_s": float(cct.mean()) if len(cct) else None,
         "lower_bound_avg_sct_s": lb_avg_sct_s,

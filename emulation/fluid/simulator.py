@@ -8,6 +8,10 @@ wake-up) the policy sees a fresh ``View``, returns an order, and the allocation 
 (``emulation/kernels.py``, compiled) set new rates. Flows that finish within ``1e-9`` s of
 each other are completed together.
 
+``allocation`` (default: the policy's own) says how an order becomes rates: ``"priority"``
+(strict priority classes, max-min inside one) or ``"madd"`` (Varys); the packet
+backend's twin forces ``"priority"``, the only mechanism the emulation enforces.
+
 ``realloc`` says when rates are recomputed. ``"flow"`` (default, exact max-min / work
 conservation at every instant): at every event, flow completions included. ``"coflow"``:
 only when a coflow is released or completes and at stage and policy events, as Varys
@@ -21,7 +25,7 @@ import time
 import numpy as np
 
 from emulation import kernels
-from emulation.fluid import allocation
+from emulation.fluid.allocation import link_index, link_usage
 from emulation.scheduler.base import (DEFAULT_PRIORITY_CLASSES, Policy, check_order,
                                       classes_from_order, compress_classes)
 from emulation.state import EPS_T, ClusterState, Records
@@ -29,6 +33,7 @@ from emulation.topology import Topology
 from workloads.trace import Trace
 
 REALLOC_MODES = ("flow", "coflow")
+ALLOCATIONS = ("priority", "madd")
 
 
 class FluidSimulator:
@@ -37,16 +42,21 @@ class FluidSimulator:
     def __init__(self, trace: Trace, topology: Topology, policy: Policy, *,
                  priority_classes: int = DEFAULT_PRIORITY_CLASSES,
                  release_at_zero: bool = False, realloc: str = "flow",
+                 allocation: str | None = None,
                  record_events: bool = False, check_invariants: bool = False):
         if realloc not in REALLOC_MODES:
             raise ValueError(f"realloc must be one of {REALLOC_MODES}, got {realloc!r}")
+        allocation = allocation or policy.allocation
+        if allocation not in ALLOCATIONS:
+            raise ValueError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
         self.policy = policy
+        self.allocation = allocation
         self.K = priority_classes
         self.realloc = realloc
         self.check_invariants = check_invariants
         self.state = ClusterState(trace, topology, release_at_zero=release_at_zero,
                                   record_events=record_events)
-        self.index = allocation.link_index(self.state.path_links, self.state.L + 1)
+        self.index = link_index(self.state.path_links, self.state.L + 1)
         # scratch of the priority kernel (restored by it): per-path flow counts, link map
         self._w_scratch = np.zeros(len(self.state.path_links), dtype=np.int64)
         self._lmap_scratch = np.full(self.state.L + 1, -1, dtype=np.int64)
@@ -131,7 +141,7 @@ class FluidSimulator:
             cls = classes_from_order(order, self.K)
         ptr, owners = self.index
         per_cid = np.zeros(len(st.c_job), dtype=np.int64)  # class (or rank) by coflow id
-        if self.policy.allocation == "madd":
+        if self.allocation == "madd":
             per_cid[cids[order]] = np.arange(len(order))
             rate = kernels.madd_rates(st.a_pid, st.a_cf, per_cid, st.a_rem, st.path_links,
                                       ptr, owners, st.cap)
@@ -149,7 +159,7 @@ class FluidSimulator:
     def _check(self, rate: np.ndarray) -> None:
         st = self.state
         links = st.path_links[st.a_pid]
-        use = allocation.link_usage(links, rate, st.L + 1)[: st.L]
+        use = link_usage(links, rate, st.L + 1)[: st.L]
         cap = st.cap[: st.L]
         if (use > cap * (1 + 1e-7) + 1e-6).any():
             raise AssertionError(f"t={st.now}: link over capacity")

@@ -6,7 +6,12 @@ driver connects and streams, in order, the events it applied to its own ``Cluste
 per active flow), then ``decide``. The shadow state replays them, so coflow ids and the
 view match the driver's; on ``decide`` the policy orders the active coflows, the order
 becomes K classes exactly as in the fluid backend, and changed classes are pushed to
-every agent as ``{cid: tos}``. Exits on the driver's ``exit`` or when the driver leaves;
+every agent as ``{cid: tos}``. Decisions follow the policy's published reallocation
+semantics, as in the fluid twin: a ``"coflow"`` policy (``Policy.default_realloc``) is
+asked again only when the set of active coflows changed or one of its byte wake-ups is
+due, a ``"flow"`` policy at every ``decide``. (Asking Varys at every flow completion,
+on remaining bytes, swapped coflows of similar bottleneck back and forth; each swap
+preempts TCP flows mid-window.) Exits on the driver's ``exit`` or when the driver leaves;
 writes ``scheduler.json`` (decisions, push times per coflow) into the run directory.
 """
 from __future__ import annotations
@@ -69,6 +74,16 @@ def _wake_due(state: ClusterState, wakes: list[tuple[int, float]]) -> bool:
     return False
 
 
+def should_decide(*, asked: bool, wake_due: bool, per_flow: bool, active: frozenset,
+                  decided_for: frozenset | None) -> bool:
+    """Whether to ask the policy now: a due byte wake-up always; a driver's ``decide``
+    always for a per-flow policy, and for a coflow-level one only if the set of active
+    coflows differs from the one it last decided for."""
+    if wake_due:
+        return True
+    return asked and (per_flow or active != decided_for)
+
+
 def warm_up(trace, topo, cfg: dict) -> None:
     """Pay every one-time cost before the run starts: load (or compile) the numba kernels
     and run one decision of a throwaway policy instance on a throwaway state advanced to
@@ -118,6 +133,8 @@ def main() -> int:
     first_push: dict[int, float] = {}
     decisions = 0
     wakes: list[tuple[int, float]] = []
+    per_flow = policy.default_realloc == "flow"
+    decided_for: frozenset[int] | None = None  # active coflows at the last decision
     driver_seen = False
     running = True
     while running:
@@ -138,7 +155,7 @@ def main() -> int:
                 running = not driver_seen
                 ch.close()
                 continue
-            need_decide = False
+            need_decide = wake_due = False
             for msg in msgs:
                 op = msg["op"]
                 if op == "hello":
@@ -166,13 +183,17 @@ def main() -> int:
                         if i is not None:
                             size = state.tf_size[state.a_tf[i]]
                             state.a_rem[i] = max(size - sent, 0.0)
-                    need_decide |= _wake_due(state, wakes)
+                    wake_due |= _wake_due(state, wakes)
                 elif op == "decide":
                     need_decide = True
                 elif op == "exit":
                     running = False
-            if need_decide:  # one decision per batch of replayed events, on the latest state
+            active = frozenset(state.active_coflows)
+            if should_decide(asked=need_decide, wake_due=wake_due, per_flow=per_flow,
+                             active=active, decided_for=decided_for):
+                # one decision per batch of replayed events, on the latest state
                 wakes = decide(state, policy, K, agents, pushed, first_push)
+                decided_for = active
                 decisions += 1
     (run_dir / "scheduler.json").write_text(json.dumps(
         {"decisions": decisions, "warm_up_s": warm_up_s, "first_push_monotonic": {str(k): v for k, v in first_push.items()}}))
