@@ -27,6 +27,10 @@ from workloads.trace import Trace
 
 STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
 EPS_T = 1e-9
+# the active-flow columns: trace flow, coflow instance, path, bytes left, first-byte time,
+# rate (bytes/s)
+_ACTIVE_COLUMNS = (("a_tf", np.int64), ("a_cf", np.int64), ("a_pid", np.int64),
+                   ("a_rem", float), ("a_start", float), ("a_rate", float))
 
 
 class FlowColumns(Mapping):
@@ -224,16 +228,15 @@ class ClusterState:
         # index part (ids, local numbering) is rebuilt only then, not at every flow event
         self._structure_version = 0
         self._view_index: tuple[int, tuple] | None = None
-        # active flows
-        self.a_tf = np.zeros(0, dtype=np.int64)
-        self.a_cf = np.zeros(0, dtype=np.int64)
-        self.a_pid = np.zeros(0, dtype=np.int64)
+        # active flows: a_* are the first rows of buffers that grow by doubling, so a
+        # release appends in O(its flows) instead of copying every active flow
+        self._bufs = {name: np.zeros(16, dtype=dt) for name, dt in _ACTIVE_COLUMNS}
+        for name, _ in _ACTIVE_COLUMNS:
+            setattr(self, name, self._bufs[name][:0])
+        # a_rate is set by the fluid engine (zeros elsewhere)
         # active flows on each path and on each link (dummy last)
         self.path_flows = np.zeros(len(self.path_links), dtype=np.int64)
         self.link_flows = np.zeros(self.L + 1, dtype=np.int64)
-        self.a_rem = np.zeros(0)
-        self.a_start = np.zeros(0)
-        self.a_rate = np.zeros(0)  # set by the fluid engine; zeros elsewhere
         self._done_chunks: list[tuple[np.ndarray, ...]] = []
 
     # ------------------------------------------------------------------ timers
@@ -308,16 +311,28 @@ class ClusterState:
         self._structure_version += 1
         self.job_phase[j] = k
         self.job_coflow[j] = cid
-        tf = np.arange(a, b)
-        self.a_tf = np.concatenate([self.a_tf, tf])
-        self.a_cf = np.concatenate([self.a_cf, np.full(b - a, cid, dtype=np.int64)])
-        self.a_pid = np.concatenate([self.a_pid, self.tf_pid[a:b]])
+        self._append_active(a_tf=np.arange(a, b), a_cf=cid, a_pid=self.tf_pid[a:b],
+                            a_rem=self.tf_size[a:b], a_start=np.nan, a_rate=0.0)
         np.add.at(self.path_flows, self.tf_pid[a:b], 1)
         np.add.at(self.link_flows, self.tf_links[a:b].ravel(), 1)
-        self.a_rem = np.concatenate([self.a_rem, self.tf_size[a:b]])
-        self.a_start = np.concatenate([self.a_start, np.full(b - a, np.nan)])
-        self.a_rate = np.concatenate([self.a_rate, np.zeros(b - a)])
         self._log("coflow_release", self.c_ids[cid])
+
+    def _append_active(self, **rows) -> None:
+        """Append rows to the active-flow columns (``a_tf`` gives their number; the
+        others are arrays of that length or scalars)."""
+        n, k = len(self.a_tf), len(rows["a_tf"])
+        size = len(self._bufs["a_tf"])
+        grow = n + k > size
+        for name, _ in _ACTIVE_COLUMNS:
+            buf, cur = self._bufs[name], getattr(self, name)
+            if grow:
+                new = np.empty(max(n + k, 2 * size), dtype=buf.dtype)
+                new[:n] = cur
+                self._bufs[name] = buf = new
+            elif cur.base is not buf:  # replaced by the engine (a_rate): copy it back in
+                buf[:n] = cur
+            buf[n:n + k] = rows[name]
+            setattr(self, name, buf[:n + k])
 
     def complete_flows(self, finished: np.ndarray, ends: np.ndarray,
                        starts: np.ndarray | None = None) -> bool:
@@ -336,14 +351,14 @@ class ClusterState:
         n = kernels.retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
                                  self.a_rem, self.a_start, self.a_rate, self.path_flows,
                                  self.link_flows, self.path_links)
-        for name in ("a_tf", "a_cf", "a_pid", "a_rem", "a_start", "a_rate"):
+        for name, _ in _ACTIVE_COLUMNS:
             setattr(self, name, getattr(self, name)[:n])
         done = []
-        for cid in cf.tolist():
-            self.c_flows_left[cid] -= 1
+        for cid, k in zip(*(u.tolist() for u in np.unique(cf, return_counts=True))):
+            self.c_flows_left[cid] -= k
             if self.c_flows_left[cid] == 0:
                 done.append(cid)
-        for cid in sorted(done):
+        for cid in done:  # ascending (np.unique)
             self._coflow_done(cid)
         return bool(done)
 
