@@ -68,18 +68,37 @@ def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 
+def mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The packet-level (Mininet) rows of ``runs`` (none if it has no backend column)."""
+    if "backend" not in runs:
+        return runs.iloc[0:0]
+    return runs[runs["backend"] == "mininet"]
+
+
+def twin_stage_pairs(run_dir: str | Path) -> pd.DataFrame | None:
+    """Per stage of one Mininet run: ``stage_id``, its SCT (``sct_mininet_s``) and its
+    fluid twin's (``sct_fluid_s``, from ``twin/stages.csv``), both from the ``sct_s``
+    columns, in trace seconds in both backends' records. None if the run has no twin;
+    ValueError if the two record different stages."""
+    d = Path(run_dir)
+    if not (d / "twin" / "stages.csv").exists():
+        return None
+    emu = pd.read_csv(d / "stages.csv")[["stage_id", "sct_s"]]
+    twin = pd.read_csv(d / "twin" / "stages.csv")[["stage_id", "sct_s"]]
+    m = emu.merge(twin, on="stage_id", suffixes=("_mininet", "_fluid"))
+    if len(m) != len(twin) or len(m) != len(emu):
+        raise ValueError(f"{d}: emulated and twin stages differ ({len(emu)} vs {len(twin)})")
+    return m.rename(columns={"sct_s_mininet": "sct_mininet_s", "sct_s_fluid": "sct_fluid_s"})
+
+
 def load_twin_pairs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per stage of every Mininet run: its SCT and its fluid twin's (``twin/stages.csv``),
-    both from the ``sct_s`` column, which is in trace seconds in both backends' records."""
+    """``twin_stage_pairs`` of every Mininet run that has a twin, with its policy and
+    experiment."""
     parts = []
-    for _, r in runs[runs.get("backend", pd.Series(dtype=str)) == "mininet"].iterrows():
-        d = Path(r["run_dir"])
-        if not (d / "twin" / "stages.csv").exists():
+    for _, r in mininet_runs(runs).iterrows():
+        m = twin_stage_pairs(r["run_dir"])
+        if m is None:
             continue
-        a = pd.read_csv(d / "stages.csv")[["stage_id", "sct_s"]]
-        b = pd.read_csv(d / "twin" / "stages.csv")[["stage_id", "sct_s"]]
-        m = a.merge(b, on="stage_id", suffixes=("_mininet", "_fluid"))
-        m = m.rename(columns={"sct_s_mininet": "sct_mininet_s", "sct_s_fluid": "sct_fluid_s"})
         m["policy"] = r["policy"]
         m["experiment"] = r["experiment"]
         parts.append(m)

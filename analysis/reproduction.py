@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.load import mininet_runs, twin_stage_pairs
 from analysis.metrics import mean_ci95
 
 STAGE_RATIO_TOL = 0.15       # |median per-stage ratio - 1| allowed, every policy
@@ -37,36 +38,27 @@ CLASS_LATENCY_P95_MS = 20.0  # scheduler reaction target, every run
 KEY = ["experiment", "scenario", "policy"]
 
 
-def _mininet(runs: pd.DataFrame) -> pd.DataFrame:
-    if "backend" not in runs:
-        return runs.iloc[0:0]
-    return runs[runs["backend"] == "mininet"]
-
-
 def run_ratios(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per Mininet run with a twin: avg SCT emulated and twin (trace s), their ratio,
     median / p95 over stages of emulated / twin stage SCT, and the run's class latency
     (median / p95 / max, ms of wall clock) and load average if recorded."""
     rows = []
-    for _, r in _mininet(runs).iterrows():
+    for _, r in mininet_runs(runs).iterrows():
         d = Path(r["run_dir"])
-        if not (d / "twin" / "stages.csv").exists():
+        m = twin_stage_pairs(d)
+        if m is None:
             continue
-        emu = pd.read_csv(d / "stages.csv")[["stage_id", "sct_s"]]
-        twin = pd.read_csv(d / "twin" / "stages.csv")[["stage_id", "sct_s"]]
-        m = emu.merge(twin, on="stage_id", suffixes=("_emu", "_twin"))
-        if len(m) != len(twin) or len(m) != len(emu):
-            raise ValueError(f"{d}: emulated and twin stages differ ({len(emu)} vs {len(twin)})")
-        ratio = m["sct_s_emu"] / m["sct_s_twin"]
+        emu, twin = m["sct_mininet_s"], m["sct_fluid_s"]
+        ratio = emu / twin
         run = json.loads((d / "run.json").read_text())
         lat = run.get("class_latency_emulated_s") or run.get("class_latency_s") or {}
         rows.append({
             "experiment": r["experiment"], "scenario": r["scenario"], "policy": r["policy"],
             "workload_seed": r.get("workload_seed"), "repetition": int(run.get("repetition", 0)),
             "run_dir": str(d), "stages": len(m),
-            "avg_sct_emulated_s": float(m["sct_s_emu"].mean()),
-            "avg_sct_twin_s": float(m["sct_s_twin"].mean()),
-            "avg_ratio": float(m["sct_s_emu"].mean() / m["sct_s_twin"].mean()),
+            "avg_sct_emulated_s": float(emu.mean()),
+            "avg_sct_twin_s": float(twin.mean()),
+            "avg_ratio": float(emu.mean() / twin.mean()),
             "stage_ratio_median": float(ratio.median()),
             "stage_ratio_p95": float(ratio.quantile(0.95)),
             "class_latency_median_ms": lat["median"] * 1e3 if lat.get("median") is not None else np.nan,
