@@ -229,11 +229,11 @@ class ClusterState:
         self._structure_version = 0
         self._view_index: tuple[int, tuple] | None = None
         # active flows: a_* are the first rows of buffers that grow by doubling, so a
-        # release appends in O(its flows) instead of copying every active flow
+        # release appends in O(its flows) instead of copying every active flow; the fluid
+        # engine replaces a_rate by its own array (zeros elsewhere)
         self._bufs = {name: np.zeros(16, dtype=dt) for name, dt in _ACTIVE_COLUMNS}
         for name, _ in _ACTIVE_COLUMNS:
             setattr(self, name, self._bufs[name][:0])
-        # a_rate is set by the fluid engine (zeros elsewhere)
         # active flows on each path and on each link (dummy last)
         self.path_flows = np.zeros(len(self.path_links), dtype=np.int64)
         self.link_flows = np.zeros(self.L + 1, dtype=np.int64)
