@@ -101,3 +101,18 @@ def test_reversed_pair_fails_the_order_target(tmp_path):
     assert p["same_order"] == 0 and not p["holds"]
     checks = targets(per_run, ratio_summary(per_run), pair_check(per_run))
     assert not checks[1]["holds"] and "reversed: tb beamer vs fair" in checks[1]["measured"]
+
+
+def test_twin_stage_pairs_pairs_stages_and_rejects_mismatches(tmp_path):
+    from analysis.load import twin_stage_pairs
+    _run(tmp_path, "beamer", 0, [2.0, 6.0], [1.0, 3.0])
+    d = tmp_path / "tb" / "policy=beamer,seed=1,rep=0"
+    m = twin_stage_pairs(d).set_index("stage_id")
+    assert m.loc["s1", "sct_mininet_s"] == 6.0 and m.loc["s1", "sct_fluid_s"] == 3.0
+    # the twin recorded a stage the emulation did not: loud, not a silent inner join
+    pd.DataFrame({"stage_id": ["s0", "s1", "s2"], "sct_s": [1.0, 3.0, 5.0]}).to_csv(
+        d / "twin" / "stages.csv", index=False)
+    with pytest.raises(ValueError, match="stages differ"):
+        twin_stage_pairs(d)
+    (d / "twin" / "stages.csv").unlink()
+    assert twin_stage_pairs(d) is None
