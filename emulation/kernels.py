@@ -325,10 +325,19 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
     (``_fill_paths``), so the cost is O(flows + the paths and links of each
     class), independent of how many paths and links the network has, so hundreds of
     classes (``--priority-classes 0``) stay cheap."""
+    rate = np.zeros(pid.shape[0])
+    _priority_into(rate, pid, cf, cls_of, ncls, path_flows, link_flows, path_links, ptr,
+                   owners, cap, w, lmap)
+    return rate
+
+
+@_jit
+def _priority_into(rate, pid, cf, cls_of, ncls, path_flows, link_flows, path_links, ptr,
+                   owners, cap, w, lmap):
+    """``priority_rates`` written into ``rate`` (one per flow)."""
     n = pid.shape[0]
-    rate = np.zeros(n)
     if n == 0:
-        return rate
+        return
     npaths, P = path_links.shape
     nl = cap.shape[0]
     c = cap.copy()
@@ -338,7 +347,8 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
         _fill(path_links, ptr, owners, c, path_flows, link_flows.copy(), per_path)
         for i in range(n):
             rate[i] = per_path[pid[i]]
-        return rate
+        return
+    rate[:] = 0.0
     order, start = _class_buckets(cf, cls_of, ncls)
     plist = np.empty(n, dtype=np.int64)
     for k in range(ncls):
@@ -385,7 +395,6 @@ def priority_rates(pid, cf, cls_of, ncls, path_flows, link_flows, path_links, pt
                 _subtract_paths(pl, npl, path_links, per_path, w, c, tiny, lmap)
         for i in range(npl):
             w[plist[i]] = 0
-    return rate
 
 
 @_jit
@@ -509,10 +518,9 @@ def min_coflow_finish(ttf, cf, num_coflows):
 
 
 @_jit
-def advance(rem, rate, ttf, tf, tf_size, dt, eps_t):
+def advance(rem, rate, ttf, tol, dt, eps_t):
     """Move every flow ``dt`` seconds at its rate; the indices of the flows that have
-    finished (within ``eps_t`` of now, or at most 1e-9 of their size ``tf_size[tf[i]]`` +
-    1e-6 bytes left), ascending."""
+    finished (within ``eps_t`` of now, or at most ``tol[i]`` bytes left), ascending."""
     n = rem.shape[0]
     done = np.empty(n, dtype=np.int64)
     k = 0
@@ -520,15 +528,16 @@ def advance(rem, rate, ttf, tf, tf_size, dt, eps_t):
         f = ttf[i] <= dt + eps_t
         if dt > 0:
             rem[i] -= rate[i] * dt
-        if f or rem[i] <= 1e-9 * tf_size[tf[i]] + 1e-6:
+        if f or rem[i] <= tol[i]:
             done[k] = i
             k += 1
     return done[:k]
 
 
 @_jit
-def retire_flows(idx, n, tf, cf, pid, rem, start, rate, path_flows, link_flows, path_links):
-    """Remove rows ``idx`` (ascending) of the six length-``n`` active-flow arrays in place,
+def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
+                 path_links):
+    """Remove rows ``idx`` (ascending) of the seven length-``n`` active-flow arrays in place,
     each removed row taking the last live row, in O(len(idx)); decrement the flow counts
     of their paths and links. Returns the new length."""
     for j in range(idx.shape[0] - 1, -1, -1):
@@ -544,7 +553,68 @@ def retire_flows(idx, n, tf, cf, pid, rem, start, rate, path_flows, link_flows, 
             rem[i] = rem[n]
             start[i] = start[n]
             rate[i] = rate[n]
+            tol[i] = tol[n]
     return n
+
+
+@_jit
+def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left, cls_of,
+                ncls, path_flows, link_flows, path_links, ptr, owners, cap, w, lmap, ttf,
+                done_tf, done_cf, done_start, done_end):
+    """The fluid engine's events that only complete flows, under fixed priority classes
+    (``cls_of`` per coflow), each step with the same operations as the engine's Python
+    loop: time to the next completion (``time_to_finish``), ``advance``, retire the
+    finished flows (``retire_flows``), recompute the rates (``priority_rates``).
+
+    Stops at the first event that is more than that: no flow moving (before advancing),
+    a timer due (``t_timer``), nothing finished, or a finished flow that completes its
+    coflow (``c_left`` = flows left per coflow; after advancing, before retiring: the
+    caller completes those flows). The first ``n`` rows of the active columns, ``rate``
+    and ``c_left`` are updated in place; retired flows go to ``done_*`` (first-byte time
+    NaN replaced by the end time). Returns (now, n, steps handled, records written,
+    advanced, the finished indices and their end times of the event left to the caller).
+    """
+    k = 0
+    steps = 0
+    none_i = np.empty(0, dtype=np.int64)
+    none_f = np.empty(0)
+    while True:
+        first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
+        t_next = min(t_timer, now + first)
+        if not np.isfinite(t_next):
+            return now, n, steps, k, False, none_i, none_f
+        dt = max(0.0, t_next - now)
+        t_prev = now
+        now = max(now, t_next)
+        fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt, eps_t)
+        nf = fin.shape[0]
+        ends = np.empty(nf)
+        for j in range(nf):
+            ends[j] = min(t_prev + ttf[fin[j]], now)
+        stop = nf == 0 or t_timer <= now + eps_t
+        if not stop:
+            for j in range(nf):
+                c = cf[fin[j]]
+                c_left[c] -= 1
+                if c_left[c] == 0:
+                    stop = True
+            if stop:
+                for j in range(nf):
+                    c_left[cf[fin[j]]] += 1
+        if stop:
+            return now, n, steps, k, True, fin, ends
+        for j in range(nf):
+            i = fin[j]
+            done_tf[k] = tf[i]
+            done_cf[k] = cf[i]
+            done_start[k] = ends[j] if np.isnan(start[i]) else start[i]
+            done_end[k] = ends[j]
+            k += 1
+        n = retire_flows(fin, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
+                         path_links)
+        _priority_into(rate[:n], pid[:n], cf[:n], cls_of, ncls, path_flows, link_flows,
+                       path_links, ptr, owners, cap, w, lmap)
+        steps += 1
 
 
 @_jit
@@ -711,9 +781,13 @@ def warm_up() -> None:
     ttf = np.empty(2)
     time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)
     min_coflow_finish(ttf, pid, 2)
-    advance(ones.copy(), rate, ttf, pid, ones, 0.1, 1e-9)
+    advance(ones.copy(), rate, ttf, ones, 0.1, 1e-9)
     retire_flows(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
-                 ones.copy(), counts.copy(), lcounts.copy(), path_links)
+                 ones.copy(), ones.copy(), counts.copy(), lcounts.copy(), path_links)
+    flow_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
+                np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(), pid * 0, 1,
+                counts.copy(), lcounts.copy(), path_links, ptr, owners, cap, w0, lmap,
+                np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())
     coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)
     X = np.ones((2, 2))
     bssi_back(X, np.ones(2), X.sum(axis=0), 1e-9)

@@ -28,9 +28,9 @@ from workloads.trace import Trace
 STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
 EPS_T = 1e-9
 # the active-flow columns: trace flow, coflow instance, path, bytes left, first-byte time,
-# rate (bytes/s)
+# rate (bytes/s), bytes left at or below which the flow counts as finished
 _ACTIVE_COLUMNS = (("a_tf", np.int64), ("a_cf", np.int64), ("a_pid", np.int64),
-                   ("a_rem", float), ("a_start", float), ("a_rate", float))
+                   ("a_rem", float), ("a_start", float), ("a_rate", float), ("a_tol", float))
 
 
 class FlowColumns(Mapping):
@@ -162,6 +162,8 @@ class ClusterState:
         self.tf_pid = np.array(tf_pid, dtype=np.int64)
         self.tf_links = path_links[self.tf_pid] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
         self.tf_size = np.array(tf_size, dtype=float)
+        # a flow with at most this many bytes left has finished (rounding residue)
+        self.tf_tol = 1e-9 * self.tf_size + 1e-6
         self.tf_src, self.tf_dst = tf_src, tf_dst
         self.t_f0 = np.array(t_f0, dtype=np.int64)
         self.t_f1 = np.array(t_f1, dtype=np.int64)
@@ -221,7 +223,8 @@ class ClusterState:
         self.c_iter: list[int] = []
         self.c_release: list[float] = []
         self.c_end: list[float] = []
-        self.c_flows_left: list[int] = []
+        self._c_left_buf = np.zeros(16, dtype=np.int64)
+        self.c_flows_left = self._c_left_buf[:0]  # flows not yet finished, per coflow
         self.c_ids: list[str] = []
         self.active_coflows: dict[int, None] = {}
         # bumped whenever the sets of active coflows, stages or jobs change: the view's
@@ -305,14 +308,18 @@ class ClusterState:
         self.c_release.append(self.now)
         self.c_end.append(np.nan)
         a, b = int(self.t_f0[t]), int(self.t_f1[t])
-        self.c_flows_left.append(b - a)
+        if cid == len(self._c_left_buf):
+            self._c_left_buf = np.concatenate([self._c_left_buf, np.zeros_like(self._c_left_buf)])
+        self._c_left_buf[cid] = b - a
+        self.c_flows_left = self._c_left_buf[:cid + 1]
         self.c_ids.append(f"{self.job_ids[j]}/i{self.job_iter[j]}/c{k}")
         self.active_coflows[cid] = None
         self._structure_version += 1
         self.job_phase[j] = k
         self.job_coflow[j] = cid
         self._append_active(a_tf=np.arange(a, b), a_cf=cid, a_pid=self.tf_pid[a:b],
-                            a_rem=self.tf_size[a:b], a_start=np.nan, a_rate=0.0)
+                            a_rem=self.tf_size[a:b], a_start=np.nan, a_rate=0.0,
+                            a_tol=self.tf_tol[a:b])
         np.add.at(self.path_flows, self.tf_pid[a:b], 1)
         np.add.at(self.link_flows, self.tf_links[a:b].ravel(), 1)
         self._log("coflow_release", self.c_ids[cid])
@@ -349,10 +356,9 @@ class ClusterState:
         start = np.where(np.isnan(start), ends, start)
         self._done_chunks.append((self.a_tf[idx], cf, start, ends))
         n = kernels.retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
-                                 self.a_rem, self.a_start, self.a_rate, self.path_flows,
-                                 self.link_flows, self.path_links)
-        for name, _ in _ACTIVE_COLUMNS:
-            setattr(self, name, getattr(self, name)[:n])
+                                 self.a_rem, self.a_start, self.a_rate, self.a_tol,
+                                 self.path_flows, self.link_flows, self.path_links)
+        self.truncate_active(n)
         done = []
         for cid, k in zip(*(u.tolist() for u in np.unique(cf, return_counts=True))):
             self.c_flows_left[cid] -= k
@@ -361,6 +367,17 @@ class ClusterState:
         for cid in done:  # ascending (np.unique)
             self._coflow_done(cid)
         return bool(done)
+
+    def truncate_active(self, n: int) -> None:
+        """Keep the first ``n`` active flows (the others were retired in place)."""
+        for name, _ in _ACTIVE_COLUMNS:
+            setattr(self, name, getattr(self, name)[:n])
+
+    def record_completed(self, tf: np.ndarray, cf: np.ndarray, start: np.ndarray,
+                         end: np.ndarray) -> None:
+        """Record flows that the caller already retired (trace flow, coflow, first-byte
+        and last-byte times); their coflows must not have completed."""
+        self._done_chunks.append((tf, cf, start, end))
 
     def _coflow_done(self, cid: int) -> None:
         self.c_end[cid] = self.now

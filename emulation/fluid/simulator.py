@@ -17,6 +17,13 @@ conservation at every instant): at every event, flow completions included. ``"co
 only when a coflow is released or completes and at stage and policy events, as Varys
 does and as coflowsim simulates it; a flow that finishes before the rest of its coflow
 leaves its share idle until the next such event. Flows still end at their exact times.
+
+A policy that declares ``same_decision_at_flow_completions`` (fair sharing) is asked at
+coflow-level events only; with ``realloc="flow"`` the events in between, which only
+complete flows, run in one compiled loop (``kernels.flow_events``) that recomputes the
+rates from its last classes with the same arithmetic (``reuse_decisions=False`` asks the
+policy every time instead: the reference the tests compare with). ``num_decisions``
+counts rate allocations either way.
 """
 from __future__ import annotations
 
@@ -43,7 +50,8 @@ class FluidSimulator:
                  priority_classes: int = DEFAULT_PRIORITY_CLASSES,
                  release_at_zero: bool = False, realloc: str = "flow",
                  allocation: str | None = None,
-                 record_events: bool = False, check_invariants: bool = False):
+                 record_events: bool = False, check_invariants: bool = False,
+                 reuse_decisions: bool = True):
         if realloc not in REALLOC_MODES:
             raise ValueError(f"realloc must be one of {REALLOC_MODES}, got {realloc!r}")
         allocation = allocation or policy.allocation
@@ -54,13 +62,18 @@ class FluidSimulator:
         self.K = priority_classes
         self.realloc = realloc
         self.check_invariants = check_invariants
+        self.reuse_decisions = reuse_decisions
         self.state = ClusterState(trace, topology, release_at_zero=release_at_zero,
                                   record_events=record_events)
         self.index = link_index(self.state.path_links, self.state.L + 1)
         # scratch of the priority kernel (restored by it): per-path flow counts, link map
         self._w_scratch = np.zeros(len(self.state.path_links), dtype=np.int64)
         self._lmap_scratch = np.full(self.state.L + 1, -1, dtype=np.int64)
+        self._ttf = np.empty(0)  # times to finish of the active flows (reused buffer)
+        self._classes = np.zeros(0, dtype=np.int64)  # last decision: class per coflow id
+        self._num_classes = 0
         self.num_decisions = 0
+        self.num_reused_decisions = 0  # of those, made in compiled code (flow events)
         self.invariant_checks = 0
         self._wakes: list[tuple[int, float]] = []
 
@@ -70,42 +83,86 @@ class FluidSimulator:
         st = self.state
         self.policy.prepare(coflow_sizes_bytes=st.coflow_sizes_bytes())
         per_flow = self.realloc == "flow"
+        # a policy that decides the same at flow completions: those events run compiled
+        reuse = (per_flow and self.reuse_decisions
+                 and getattr(self.policy, "same_decision_at_flow_completions", False)
+                 and self.allocation == "priority" and not self.check_invariants)
         dirty = True
-        ttf = np.empty(0)  # time-to-finish of each active flow, reused buffer
         while st.busy():
             if dirty:
                 self._reallocate()
                 dirty = False
-            t_next = st.next_timer_s()
-            n = len(st.a_rem)
-            if n:
-                if len(ttf) < n:
-                    ttf = np.empty(max(n, 2 * len(ttf)))
-                tt = ttf[:n]
-                first = kernels.time_to_finish(st.a_rem, st.a_rate, tt, st.a_start, st.now)
-                if not per_flow:
-                    first = kernels.min_coflow_finish(tt, st.a_cf, len(st.c_job))
-                t_next = min(t_next, st.now + first)
-            t_next = min(t_next, self._next_wake())
-            if not np.isfinite(t_next):
-                raise RuntimeError(f"simulation stalled at t={st.now:.6f}s with "
-                                   f"{len(st.a_rem)} flows at rate 0")
-            dt = max(0.0, t_next - st.now)
-            t_prev = st.now
-            st.now = max(st.now, t_next)
-            if n:
-                finished = kernels.advance(st.a_rem, st.a_rate, tt, st.a_tf, st.tf_size, dt,
-                                           EPS_T)
-                if len(finished):
-                    ends = np.minimum(t_prev + tt[finished], st.now)
-                    if st.complete_flows(finished, ends) or per_flow:
-                        dirty = True
+            step = None
+            if reuse and len(st.a_rem) and not self._wakes:
+                step = self._flow_events()
+            if step is None:
+                step = self._advance()
+            finished, ends = step
+            if len(finished):
+                if st.complete_flows(finished, ends) or per_flow:
+                    dirty = True
             if st.fire_timers():
                 dirty = True
             if self._wakes and self._wake_due():
                 dirty = True
         self.wall_s = time.perf_counter() - wall0
         return st.records({"num_decisions": self.num_decisions, "sim_wall_s": self.wall_s})
+
+    def _ttf_buffer(self, n: int) -> np.ndarray:
+        """A reused buffer for the active flows' times to finish (length >= n)."""
+        if len(self._ttf) < n:
+            self._ttf = np.empty(max(n, 2 * len(self._ttf)))
+        return self._ttf
+
+    def _advance(self) -> tuple[np.ndarray, np.ndarray]:
+        """Move time to the next event (completion, timer, wake-up); the active flows
+        that finished then (indices, ascending) and their end times."""
+        st = self.state
+        t_next = st.next_timer_s()
+        n = len(st.a_rem)
+        if n:
+            tt = self._ttf_buffer(n)[:n]
+            first = kernels.time_to_finish(st.a_rem, st.a_rate, tt, st.a_start, st.now)
+            if self.realloc != "flow":
+                first = kernels.min_coflow_finish(tt, st.a_cf, len(st.c_job))
+            t_next = min(t_next, st.now + first)
+        t_next = min(t_next, self._next_wake())
+        if not np.isfinite(t_next):
+            raise RuntimeError(f"simulation stalled at t={st.now:.6f}s with "
+                               f"{len(st.a_rem)} flows at rate 0")
+        dt = max(0.0, t_next - st.now)
+        t_prev = st.now
+        st.now = max(st.now, t_next)
+        if not n:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        finished = kernels.advance(st.a_rem, st.a_rate, tt, st.a_tol, dt, EPS_T)
+        return finished, np.minimum(t_prev + tt[finished], st.now)
+
+    def _flow_events(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Handle the coming events that only complete flows in compiled code, reusing
+        the last decision's classes; then the event it stopped at, advanced (finished
+        flows and end times, for ``complete_flows``), or None if it stopped before
+        advancing (the caller moves time itself)."""
+        st = self.state
+        n0 = len(st.a_rem)
+        tt = self._ttf_buffer(n0)
+        done = (np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0),
+                np.empty(n0))
+        ptr, owners = self.index
+        rate = st.a_rate
+        now, n, steps, k, advanced, finished, ends = kernels.flow_events(
+            st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+            st.a_start, rate, st.a_tol, st.c_flows_left, self._classes, self._num_classes,
+            st.path_flows, st.link_flows, st.path_links, ptr, owners, st.cap,
+            self._w_scratch, self._lmap_scratch, tt, *done)
+        st.now = now
+        self.num_decisions += steps
+        self.num_reused_decisions += steps
+        if k:
+            st.record_completed(*(d[:k].copy() for d in done))
+        st.truncate_active(n)
+        st.a_rate = rate[:n]
+        return (finished, ends) if advanced else None
 
     # ------------------------------------------------------------------ policy
     def _next_wake(self) -> float:
@@ -147,6 +204,7 @@ class FluidSimulator:
                                       ptr, owners, st.cap)
         else:
             per_cid[cids] = cls
+            self._classes, self._num_classes = per_cid, int(cls.max()) + 1
             rate = kernels.priority_rates(st.a_pid, st.a_cf, per_cid, int(cls.max()) + 1,
                                           st.path_flows, st.link_flows, st.path_links, ptr,
                                           owners, st.cap, self._w_scratch,

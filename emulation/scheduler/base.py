@@ -106,11 +106,18 @@ class Policy:
     Sincronia) or at every flow completion too (``"flow"``: rates follow the transport
     instantly, e.g. per-flow fair sharing). The fluid CLI uses it unless ``--realloc`` is
     given, and experiments with ``realloc = "policy"``; run.json records the mode used.
+
+    ``same_decision_at_flow_completions`` is a promise: ``decide`` returns the same
+    classes (no wake-ups) whenever the active coflows, stages and jobs are the same,
+    whatever bytes have been sent. The fluid engine then reuses the last decision at
+    events that only complete flows (rates recomputed in compiled code, the same
+    arithmetic as asking again); ``tests/test_flow_events.py`` checks the records match.
     """
 
     name: ClassVar[str] = ""
     allocation: ClassVar[str] = "priority"
     default_realloc: ClassVar[str] = "coflow"
+    same_decision_at_flow_completions: ClassVar[bool] = False
 
     def prepare(self, *, coflow_sizes_bytes: np.ndarray) -> None:
         """Called once per run with trace-wide facts before the first event."""

@@ -11,6 +11,7 @@ class Fair(Policy):
 
     name = "fair"
     default_realloc = "flow"  # TCP-like sharing re-balances at every flow completion
+    same_decision_at_flow_completions = True  # one class, whatever has been sent
 
     def decide(self, view: View) -> Decision:
         order = np.argsort(view.coflow_seq, kind="stable")

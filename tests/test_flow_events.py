@@ -1,0 +1,114 @@
+"""The compiled loop for events that only complete flows (``kernels.flow_events``) used
+for policies that declare ``same_decision_at_flow_completions`` (fair sharing): exact
+times by hand, and records bit-identical to asking the policy at every event."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from emulation.fluid.simulator import FluidSimulator
+from emulation.scheduler import POLICIES, make_policy
+from emulation.topology import big_switch, leaf_spine
+from tests.helpers import draw_flow, tiny_trace
+from workloads.config import build
+from workloads.generator import WorkloadConfig, generate
+
+HOSTS = 4
+
+
+def _run(trace, topo, reuse, policy="fair", **kw):
+    sim = FluidSimulator(trace, topo, make_policy(policy), realloc="flow",
+                         reuse_decisions=reuse, **kw)
+    return sim, sim.run()
+
+
+def _assert_same(a, b):
+    for col in ("start_s", "end_s", "size_bytes", "release_s"):
+        assert np.array_equal(a.flows[col], b.flows[col]), col
+    assert list(a.flows["flow_id"]) == list(b.flows["flow_id"])
+    assert a.coflows == b.coflows
+    assert a.stages == b.stages
+
+
+def test_three_flows_on_one_uplink_by_hand():
+    # h0 sends 1, 2, 3 B to h1, h2, h3 over its 1 B/s uplink: 1/3 B/s each until 3 s
+    # (1 B done), then 1/2 B/s each: 1 B left of the 2 B flow ends at 5, the 3 B flow has
+    # 1 B left and runs alone to 6. The first two ends only complete flows.
+    t = tiny_trace([{"id": "A", "stages": [{"id": "A", "jobs": [
+        {"id": "A", "coflows": [[(0, 1, 1), (0, 2, 2), (0, 3, 3)]]}]}]}])
+    sim, res = _run(t, big_switch(HOSTS, 8.0), reuse=True)
+    assert sorted(res.flows["end_s"]) == pytest.approx([3.0, 5.0, 6.0], abs=1e-9)
+    assert res.stages[0]["sct_s"] == pytest.approx(6.0, abs=1e-9)
+    # allocations: at release, after the 3 s and the 5 s completions (both compiled);
+    # none after 6 s (no flow left)
+    assert (sim.num_decisions, sim.num_reused_decisions) == (3, 2)
+    ref, res_ref = _run(t, big_switch(HOSTS, 8.0), reuse=False)
+    assert (ref.num_decisions, ref.num_reused_decisions) == (3, 0)
+    _assert_same(res, res_ref)
+
+
+def test_a_compute_timer_between_flow_completions_hands_back():
+    # job B's compute (1.5 s) ends while A's flows are moving: B's release at 1.5 must
+    # take effect then (A's 3 flows on h0's uplink: 1/3 each until 1.5, then B's flow
+    # from h0 joins: 1/4 each)
+    t = tiny_trace([{"id": "A", "stages": [{"id": "A", "jobs": [
+        {"id": "A", "coflows": [[(0, 1, 1), (0, 2, 2), (0, 3, 3)]]},
+        {"id": "B", "compute_s": 1.5, "coflows": [[(0, 1, 1)]]}]}]}])
+    sim, res = _run(t, big_switch(HOSTS, 8.0), reuse=True)
+    f = dict(zip(res.flows["flow_id"], res.flows["end_s"]))
+    # by 1.5 s each A flow has 0.5 B; 4 flows at 1/4: A's 1 B flow and B's 1 B flow
+    # (0.5 B left, 1 B left): A0 ends at 1.5 + 0.5 * 4 = 3.5; then 3 flows at 1/3: A1
+    # (2 - 0.5 - 0.5 = 1 B left), A2 (2 B left), B (1 - 0.5 = 0.5 B left): B ends at
+    # 3.5 + 1.5 = 5; then A1 (0.5 left), A2 (1.5 left) at 1/2: A1 at 6, A2 alone at 7
+    want = {"A/i0/c0/f0": 3.5, "B/i0/c0/f0": 5.0, "A/i0/c0/f1": 6.0, "A/i0/c0/f2": 7.0}
+    assert {k: pytest.approx(v, abs=1e-9) for k, v in want.items()} == f
+    _, res_ref = _run(t, big_switch(HOSTS, 8.0), reuse=False)
+    _assert_same(res, res_ref)
+
+
+def test_only_policies_that_declare_it_skip_decisions():
+    declared = {n for n, cls in POLICIES.items() if cls.same_decision_at_flow_completions}
+    assert declared == {"fair"}  # the others read bytes sent or remaining
+    t = tiny_trace([{"id": "A", "stages": [{"id": "A", "jobs": [
+        {"id": "A", "coflows": [[(0, 1, 1), (0, 2, 2), (0, 3, 3)]]}]}]}])
+    sim, _ = _run(t, big_switch(HOSTS, 8.0), reuse=True, policy="sincronia")
+    assert sim.num_reused_decisions == 0 and sim.num_decisions == 3
+    sim, _ = _run(t, big_switch(HOSTS, 8.0), reuse=True, check_invariants=True)
+    assert sim.num_reused_decisions == 0 and sim.invariant_checks == 3
+
+
+def test_generated_hpo_trace_identical_with_and_without_reuse():
+    cfg = build(WorkloadConfig, {"seed": 5, "num_apps": 3, "algorithm": "hyperband",
+                                 "max_resource": 9, "eta": 3, "iterations_per_unit": 2,
+                                 "gpu_mix": {"2": 1, "4": 1}, "models": {"resnet50": 1},
+                                 "num_hosts": 16, "arrival_rate_per_s": 0.2}, "workload")
+    trace = generate(cfg)
+    topo = leaf_spine(4, 4, 2, 10e9, oversubscription=2.0)
+    sim, res = _run(trace, topo, reuse=True)
+    ref, res_ref = _run(trace, topo, reuse=False)
+    assert sim.num_reused_decisions > 0.5 * sim.num_decisions
+    assert sim.num_decisions == ref.num_decisions
+    _assert_same(res, res_ref)
+
+
+@st.composite
+def traces(draw):
+    apps = []
+    for a in range(draw(st.integers(1, 3))):
+        jobs = [{"id": f"a{a}j{j}", "iters": draw(st.integers(1, 2)),
+                 "compute_s": draw(st.sampled_from([0.0, 0.5, 1.0])),
+                 "coflows": [[draw_flow(draw, HOSTS, 50) for _ in range(draw(st.integers(1, 5)))]
+                             for _ in range(draw(st.integers(1, 2)))]}
+                for j in range(draw(st.integers(1, 3)))]
+        apps.append({"id": f"a{a}", "arrival_s": draw(st.sampled_from([0.0, 1.0, 2.5])),
+                     "stages": [{"id": f"a{a}s0", "jobs": jobs}]})
+    return tiny_trace(apps, hosts=HOSTS)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=traces(), topo=st.sampled_from(["big_switch", "leaf_spine"]))
+def test_random_traces_identical_with_and_without_reuse(trace, topo):
+    net = (big_switch(HOSTS, 8.0) if topo == "big_switch"
+           else leaf_spine(2, 2, 2, 8.0, oversubscription=2.0))
+    _, res = _run(trace, net, reuse=True)
+    _, res_ref = _run(trace, net, reuse=False)
+    _assert_same(res, res_ref)
