@@ -558,6 +558,138 @@ def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_fl
 
 
 @_jit
+def _grow(a, need):
+    """``a`` itself if it holds ``need`` entries, else a copy at least twice as long."""
+    if need <= a.shape[0]:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@_jit
+def _rounds(r, nlive, live, level, path_links, ptr, owners, c, cnt, w, out, tol, fr, forder,
+            nfro, rstart, m_of, lev, loff, lbuf, lc, lcnt):
+    """``_fill``'s progressive filling from round ``r`` (state: ``live[:nlive]``, ``c``,
+    ``cnt``, ``level``), the same operations, recording what a later refill needs: per
+    round its live links with their residual and count at the round's start (``lbuf``,
+    ``lc``, ``lcnt`` from ``loff[r]``), its share ``m_of[r]`` and level ``lev[r]``, and
+    the paths it froze (``forder[rstart[r]:rstart[r + 1]]``; ``fr[p]`` = p's round).
+    Returns (rounds, frozen count, lbuf, lc, lcnt) (buffers may have grown)."""
+    P = path_links.shape[1]
+    nl = c.shape[0]
+    share = np.empty(nl)
+    sat = np.empty(nl, dtype=np.int64)
+    while nlive > 0:
+        o = loff[r]
+        lbuf = _grow(lbuf, o + nlive)
+        lc = _grow(lc, o + nlive)
+        lcnt = _grow(lcnt, o + nlive)
+        m = np.inf
+        for i in range(nlive):
+            l = live[i]
+            lbuf[o + i] = l
+            lc[o + i] = c[l]
+            lcnt[o + i] = cnt[l]
+            s = max(c[l], 0.0) / cnt[l]
+            share[i] = s
+            if s < m:
+                m = s
+        loff[r + 1] = o + nlive
+        rstart[r] = nfro
+        m_of[r] = m
+        level += m
+        lev[r] = level
+        thr = m + tol
+        nsat = 0
+        for i in range(nlive):
+            l = live[i]
+            c[l] -= m * cnt[l]
+            if share[i] <= thr:
+                sat[nsat] = l
+                nsat += 1
+        if nsat == 0:
+            raise ValueError("progressive filling made no progress (NaN capacity?)")
+        for i in range(nsat):
+            c[sat[i]] = 0.0
+        for i in range(nsat):
+            l = sat[i]
+            for j in range(ptr[l], ptr[l + 1]):
+                p = owners[j]
+                if fr[p] < 0 and w[p] > 0:
+                    fr[p] = r
+                    forder[nfro] = p
+                    nfro += 1
+                    out[p] = level
+                    for k in range(P):
+                        q = path_links[p, k]
+                        if q != l:
+                            cnt[q] -= w[p]
+        for i in range(nsat):
+            cnt[sat[i]] = 0
+        cnt[nl - 1] = 0
+        k = 0
+        for i in range(nlive):
+            l = live[i]
+            if cnt[l] > 0:
+                live[k] = l
+                k += 1
+        nlive = k
+        r += 1
+    rstart[r] = nfro
+    return r, nfro, lbuf, lc, lcnt
+
+
+@_jit
+def _refill_from(r0, drop, changed, nchanged, cap, tol, path_links, ptr, owners, c, cnt, w,
+                 out, live, fr, forder, nfro, rstart, m_of, lev, loff, lbuf, lc, lcnt):
+    """Max-min after flows left: the recorded fill is exact up to round ``r0`` (the
+    earliest round that froze a path that lost flows), so restore its state there and
+    fill on. ``drop[l]`` = flows removed from link l (``changed[:nchanged]`` those links).
+    Before ``r0`` those links were live, never the minimum and never saturated (their
+    share only grew, as each rounded step is monotone), so every other link's residual
+    and count are as recorded, and theirs are replayed with the same operations as a
+    full fill would do (and rewritten in the records; an entry whose count reached 0
+    stays in its round's list and is skipped). Returns what ``_rounds`` returns."""
+    for i in range(nchanged):  # replay, rewriting the records of the earlier rounds
+        l = changed[i]
+        d = drop[l]
+        x = cap[l]
+        for r in range(r0):  # l is in every earlier round's (ascending) live list
+            a, b = loff[r], loff[r + 1]
+            while b - a > 1:
+                mid = (a + b) // 2
+                if lbuf[mid] <= l:
+                    a = mid
+                else:
+                    b = mid
+            cn = lcnt[a] - d
+            lcnt[a] = cn
+            lc[a] = x
+            if cn > 0:
+                x -= m_of[r] * cn
+        c[l] = x
+    nlive = 0
+    for j in range(loff[r0], loff[r0 + 1]):
+        l = lbuf[j]
+        cn = lcnt[j] - drop[l]
+        if cn <= 0:
+            continue
+        live[nlive] = l
+        nlive += 1
+        cnt[l] = cn
+        if drop[l] == 0:
+            c[l] = lc[j]
+    for j in range(rstart[r0], nfro):
+        fr[forder[j]] = -1
+    for i in range(nchanged):
+        drop[changed[i]] = 0
+    level = lev[r0 - 1] if r0 > 0 else 0.0
+    return _rounds(r0, nlive, live, level, path_links, ptr, owners, c, cnt, w, out, tol, fr,
+                   forder, rstart[r0], rstart, m_of, lev, loff, lbuf, lc, lcnt)
+
+
+@_jit
 def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left, cls_of,
                 ncls, path_flows, link_flows, path_links, ptr, owners, cap, w, lmap, ttf,
                 done_tf, done_cf, done_start, done_end):
@@ -578,6 +710,28 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
     steps = 0
     none_i = np.empty(0, dtype=np.int64)
     none_f = np.empty(0)
+    # one class (fair sharing): the last fill is recorded and refilled from the first
+    # round the completions change (``_refill_from``); same rates as a full fill
+    npaths = path_links.shape[0]
+    nl = cap.shape[0]
+    tol_c = _tolerance(cap)
+    per_path = np.empty(npaths)
+    c = np.empty(nl)
+    cnt = np.zeros(nl, dtype=np.int64)
+    live = np.empty(nl, dtype=np.int64)
+    fr = np.full(npaths, -1, dtype=np.int64)
+    forder = np.empty(npaths, dtype=np.int64)
+    rstart = np.zeros(nl + 2, dtype=np.int64)
+    m_of = np.empty(nl + 2)
+    lev = np.empty(nl + 2)
+    loff = np.zeros(nl + 2, dtype=np.int64)
+    lbuf = np.empty(4 * nl, dtype=np.int64)
+    lc = np.empty(4 * nl)
+    lcnt = np.empty(4 * nl, dtype=np.int64)
+    drop = np.zeros(nl, dtype=np.int64)
+    changed = np.empty(nl, dtype=np.int64)
+    nfro = 0
+    recorded = False
     while True:
         first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
         t_next = min(t_timer, now + first)
@@ -594,9 +748,9 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
         stop = nf == 0 or t_timer <= now + eps_t
         if not stop:
             for j in range(nf):
-                c = cf[fin[j]]
-                c_left[c] -= 1
-                if c_left[c] == 0:
+                co = cf[fin[j]]
+                c_left[co] -= 1
+                if c_left[co] == 0:
                     stop = True
             if stop:
                 for j in range(nf):
@@ -610,10 +764,49 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
             done_start[k] = ends[j] if np.isnan(start[i]) else start[i]
             done_end[k] = ends[j]
             k += 1
+        r0 = npaths
+        nchanged = 0
+        if ncls == 1 and recorded:
+            for j in range(nf):
+                p = pid[fin[j]]
+                if fr[p] < r0:
+                    r0 = fr[p]
+                for q in range(path_links.shape[1]):
+                    l = path_links[p, q]
+                    if l != nl - 1:
+                        if drop[l] == 0:
+                            changed[nchanged] = l
+                            nchanged += 1
+                        drop[l] += 1
         n = retire_flows(fin, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
                          path_links)
-        _priority_into(rate[:n], pid[:n], cf[:n], cls_of, ncls, path_flows, link_flows,
-                       path_links, ptr, owners, cap, w, lmap)
+        if ncls != 1:
+            _priority_into(rate[:n], pid[:n], cf[:n], cls_of, ncls, path_flows, link_flows,
+                           path_links, ptr, owners, cap, w, lmap)
+        else:
+            if recorded:
+                nr, nfro, lbuf, lc, lcnt = _refill_from(
+                    r0, drop, changed, nchanged, cap, tol_c, path_links, ptr, owners, c, cnt,
+                    path_flows, per_path, live, fr, forder, nfro, rstart, m_of, lev, loff,
+                    lbuf, lc, lcnt)
+            else:
+                for j in range(nfro):
+                    fr[forder[j]] = -1
+                nlive = 0
+                for l in range(nl - 1):
+                    c[l] = cap[l]
+                    cnt[l] = link_flows[l]
+                    if cnt[l] > 0:
+                        live[nlive] = l
+                        nlive += 1
+                c[nl - 1] = cap[nl - 1]
+                cnt[nl - 1] = 0
+                nr, nfro, lbuf, lc, lcnt = _rounds(
+                    0, nlive, live, 0.0, path_links, ptr, owners, c, cnt, path_flows,
+                    per_path, tol_c, fr, forder, 0, rstart, m_of, lev, loff, lbuf, lc, lcnt)
+                recorded = True
+            for i in range(n):
+                rate[i] = per_path[pid[i]]
         steps += 1
 
 

@@ -112,3 +112,68 @@ def test_random_traces_identical_with_and_without_reuse(trace, topo):
     _, res = _run(trace, net, reuse=True)
     _, res_ref = _run(trace, net, reuse=False)
     _assert_same(res, res_ref)
+
+
+def _paths(topo):
+    """path_links (padded with the dummy link) of every host pair, and the capacities."""
+    hosts = sorted({l.src for l in topo.links} & {f"h{i}" for i in range(64)})
+    paths = [topo.path_indices(s, d) for s in hosts for d in hosts if s != d]
+    L = len(topo.links)
+    P = max(len(p) for p in paths)
+    pl = np.full((len(paths), P), L, dtype=np.int64)
+    for i, p in enumerate(paths):
+        pl[i, :len(p)] = p
+    return pl, L + 1
+
+
+@pytest.mark.parametrize("topo", ["big_switch", "leaf_spine"])
+def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
+    """Chains of flow removals: the recorded fill refilled from round r0
+    (``_refill_from``) gives bit for bit the rates of a fresh ``_fill``."""
+    from emulation import kernels as K
+    from emulation.fluid.allocation import link_index
+    rng = np.random.default_rng(7)
+    net = (big_switch(5, 8.0) if topo == "big_switch"
+           else leaf_spine(2, 2, 3, 8.0, oversubscription=2.0))
+    pl, nl = _paths(net)
+    npaths = len(pl)
+    ptr, owners = link_index(pl, nl)
+    checked = 0
+    for _ in range(150):
+        cap = np.concatenate([rng.choice([1.0, 2.0, 3.0, 7.0], nl - 1), [np.inf]])
+        tol = K._tolerance(cap)
+        w = rng.integers(0, 3, npaths).astype(np.int64)
+        counts = lambda w: np.bincount(pl[np.repeat(np.arange(npaths), w)].ravel(),
+                                       minlength=nl).astype(np.int64)
+        cnt = counts(w)
+        cnt[-1] = 0
+        live = np.zeros(nl, dtype=np.int64)
+        nlive = int((cnt > 0).sum())
+        live[:nlive] = np.flatnonzero(cnt > 0)
+        c = cap.copy()
+        fr = np.full(npaths, -1, dtype=np.int64)
+        forder = np.empty(npaths, dtype=np.int64)
+        rec = [np.zeros(nl + 2, dtype=np.int64), np.empty(nl + 2), np.empty(nl + 2),
+               np.zeros(nl + 2, dtype=np.int64)]  # rstart, m_of, lev, loff
+        bufs = (np.empty(2, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
+        out = np.empty(npaths)
+        _, nfro, *bufs = K._rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w, out, tol,
+                                   fr, forder, 0, *rec, *bufs)
+        drop = np.zeros(nl, dtype=np.int64)
+        while (w > 0).sum() > 1:
+            gone = rng.choice(np.flatnonzero(w > 0), size=rng.integers(1, 3), replace=False)
+            r0 = int(fr[gone].min())
+            changed = np.unique(pl[gone].ravel())
+            changed = changed[changed != nl - 1]
+            for p in gone:
+                w[p] -= 1
+                np.add.at(drop, pl[p][pl[p] != nl - 1], 1)
+            _, nfro, *bufs = K._refill_from(r0, drop, changed, len(changed), cap, tol, pl,
+                                            ptr, owners, c, cnt, w, out, live, fr, forder,
+                                            nfro, *rec, *bufs)
+            assert not drop.any()  # scratch restored
+            want = np.empty(npaths)
+            K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want)
+            assert np.array_equal(out[w > 0], want[w > 0])
+            checked += 1
+    assert checked > 300
