@@ -8,7 +8,9 @@ measured, so a new or replaced policy appears without editing this file:
 - FB2010 coflow-benchmark trace (``data/``; 526 coflows, 706,397 flows, 150 ports at
   1 Gbit/s) under every policy in its default (published) reallocation mode
   (``Policy.default_realloc``; target 2 s, 5 s for per-flow fair with exact reallocation),
-  fair with coflow-level reallocation, and the offline Sincronia setting (all coflows at
+  fair with exact reallocation asking the policy at every event (``reuse_decisions=False``:
+  no compiled loop for the events that only complete flows; same records), fair with
+  coflow-level reallocation, and the offline Sincronia setting (all coflows at
   t = 0, unlimited priority classes; target 10 s; its avg CCT is printed).
 - HPO: a generated trace of >= 2,000 coflows on 32 hosts, every policy, exact per-flow
   reallocation (the suite's semantics; target 30 s).
@@ -76,14 +78,16 @@ def _trace_topo(kind: str):
     return trace, build_topology(build(TopologyConfig, CLUSTER_TOPOLOGY, "topology"), trace.hosts)
 
 
-def _simulate(kind: str, policy: str, realloc: str, offline: bool, q: mp.Queue) -> None:
+def _simulate(kind: str, policy: str, realloc: str, offline: bool, reuse: bool,
+              q: mp.Queue) -> None:
     from emulation import kernels
     from emulation.fluid.simulator import FluidSimulator
     from emulation.scheduler import make_policy
     kernels.warm_up()  # loading the machine code is its own row, not simulation
     trace, topo = _trace_topo(kind)
     sim = FluidSimulator(trace, topo, make_policy(policy), realloc=realloc,
-                         release_at_zero=offline, priority_classes=0 if offline else 8)
+                         release_at_zero=offline, priority_classes=0 if offline else 8,
+                         reuse_decisions=reuse)
     t0 = time.perf_counter()
     res = sim.run()
     wall = time.perf_counter() - t0
@@ -92,12 +96,12 @@ def _simulate(kind: str, policy: str, realloc: str, offline: bool, q: mp.Queue) 
     q.put((wall, rss_mb, len(res.coflows), res.flows.num_rows, avg_cct))
 
 
-def simulate(kind: str, policy: str, realloc: str, offline: bool = False
+def simulate(kind: str, policy: str, realloc: str, offline: bool = False, reuse: bool = True
              ) -> tuple[float, float, int, int, float]:
     """(sim seconds, peak RSS MB, coflows, flows, avg CCT s) of one run in a fresh process."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=_simulate, args=(kind, policy, realloc, offline, q))
+    p = ctx.Process(target=_simulate, args=(kind, policy, realloc, offline, reuse, q))
     p.start()
     out = q.get()
     p.join()
@@ -219,8 +223,8 @@ def main() -> int:
     rows.append(("-", "load the compiled kernels from numba's cache (once per process)",
                  load_s, None, None))
 
-    def sim_row(group, kind, policy, realloc, target, label, offline=False, mb_target=None):
-        runs = [simulate(kind, policy, realloc, offline) for _ in range(args.reps)]
+    def sim_row(group, kind, policy, realloc, target, label, offline=False, reuse=True):
+        runs = [simulate(kind, policy, realloc, offline, reuse) for _ in range(args.reps)]
         wall = statistics.median(r[0] for r in runs)
         rss = max(r[1] for r in runs)
         rows.append((group, label.format(n=runs[0][2], cct=runs[0][4]), wall, target, rss))
@@ -231,6 +235,8 @@ def main() -> int:
             mode = POLICIES[p].default_realloc
             sim_row("FB", "fb", p, mode, 5.0 if mode == "flow" else 2.0,
                     f"FB2010 {p} (default realloc={mode})")
+        sim_row("FB", "fb", "fair", "flow", None,
+                "FB2010 fair (realloc=flow, policy asked at every event)", reuse=False)
         sim_row("FB", "fb", "fair", "coflow", None, "FB2010 fair (realloc=coflow)")
         sim_row("FB", "fb", "sincronia", POLICIES["sincronia"].default_realloc, 10.0,
                 "FB2010 sincronia offline, K=0 (avg CCT {cct:.2f} s)", offline=True)
