@@ -651,6 +651,8 @@ def _refill_from(r0, drop, changed, nchanged, cap, tol, path_links, ptr, owners,
     and count are as recorded, and theirs are replayed with the same operations as a
     full fill would do (and rewritten in the records; an entry whose count reached 0
     stays in its round's list and is skipped). Returns what ``_rounds`` returns."""
+    if r0 < 0:
+        raise ValueError("refill: a path that lost flows was never frozen")
     for i in range(nchanged):  # replay, rewriting the records of the earlier rounds
         l = changed[i]
         d = drop[l]
@@ -663,6 +665,8 @@ def _refill_from(r0, drop, changed, nchanged, cap, tol, path_links, ptr, owners,
                     a = mid
                 else:
                     b = mid
+            if lbuf[a] != l:
+                raise ValueError("refill: a changed link is missing from an earlier round")
             cn = lcnt[a] - d
             lcnt[a] = cn
             lc[a] = x

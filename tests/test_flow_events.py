@@ -177,3 +177,42 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
             assert np.array_equal(out[w > 0], want[w > 0])
             checked += 1
     assert checked > 300
+
+
+def test_reuse_is_off_for_hooked_reallocate_and_for_overridden_decide():
+    """A subclass that hooks ``_reallocate`` sees every allocation; a policy subclass
+    that overrides ``decide`` does not inherit the promise of its parent."""
+    from emulation.scheduler.fair import Fair
+
+    t = tiny_trace([{"id": "A", "stages": [{"id": "A", "jobs": [
+        {"id": "A", "coflows": [[(0, 1, 1), (0, 2, 2), (0, 3, 3)]]}]}]}])
+
+    class Hooked(FluidSimulator):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.seen = []
+
+        def _reallocate(self):
+            super()._reallocate()
+            self.seen.append(self.state.now)
+
+    sim = Hooked(t, big_switch(HOSTS, 8.0), make_policy("fair"), realloc="flow")
+    sim.run()
+    # the loop starts dirty with nothing active yet (t = 0, before the release), then the
+    # release at 0 and the completions at 3 and 5 s
+    assert sim.seen == pytest.approx([0.0, 0.0, 3.0, 5.0]) and sim.num_reused_decisions == 0
+
+    class Reads(Fair):
+        def decide(self, view):
+            return super().decide(view)
+
+    sim = FluidSimulator(t, big_switch(HOSTS, 8.0), Reads(), realloc="flow")
+    sim.run()
+    assert sim.num_reused_decisions == 0 and sim.num_decisions == 3
+
+    class Renamed(Fair):  # same decide: the promise holds
+        name = "fair2"
+
+    sim = FluidSimulator(t, big_switch(HOSTS, 8.0), Renamed(), realloc="flow")
+    sim.run()
+    assert sim.num_reused_decisions == 2

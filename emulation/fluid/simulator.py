@@ -22,8 +22,9 @@ A policy that declares ``same_decision_at_flow_completions`` (fair sharing) is a
 coflow-level events only; with ``realloc="flow"`` the events in between, which only
 complete flows, run in one compiled loop (``kernels.flow_events``) that recomputes the
 rates from its last classes with the same arithmetic (``reuse_decisions=False`` asks the
-policy every time instead: the reference the tests compare with). ``num_decisions``
-counts rate allocations either way.
+policy every time instead: the reference the tests compare with; so does a subclass that
+overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
+it again). ``num_decisions`` counts rate allocations either way.
 """
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ from workloads.trace import Trace
 
 REALLOC_MODES = ("flow", "coflow")
 ALLOCATIONS = ("priority", "madd")
+
+
+def _declares_same_decision(policy: Policy) -> bool:
+    """True if the class that defines ``policy.decide`` itself declares
+    ``same_decision_at_flow_completions`` (a subclass that overrides ``decide`` does not
+    inherit the promise)."""
+    for klass in type(policy).__mro__:
+        if "decide" in vars(klass):
+            return bool(vars(klass).get("same_decision_at_flow_completions", False))
+    return False
 
 
 class FluidSimulator:
@@ -83,10 +94,11 @@ class FluidSimulator:
         st = self.state
         self.policy.prepare(coflow_sizes_bytes=st.coflow_sizes_bytes())
         per_flow = self.realloc == "flow"
-        # a policy that decides the same at flow completions: those events run compiled
-        reuse = (per_flow and self.reuse_decisions
-                 and getattr(self.policy, "same_decision_at_flow_completions", False)
-                 and self.allocation == "priority" and not self.check_invariants)
+        # a policy that decides the same at flow completions: those events run compiled,
+        # unless a subclass hooks _reallocate (it would miss them)
+        reuse = (per_flow and self.reuse_decisions and _declares_same_decision(self.policy)
+                 and self.allocation == "priority" and not self.check_invariants
+                 and type(self)._reallocate is FluidSimulator._reallocate)
         dirty = True
         while st.busy():
             if dirty:
