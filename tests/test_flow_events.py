@@ -159,6 +159,9 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
         out = np.empty(npaths)
         _, nfro, *bufs = K._rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w, out, tol,
                                    fr, forder, 0, *rec, *bufs)
+        want = np.empty(npaths)  # the recording fill is _fill's loop, op for op
+        K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want)
+        assert np.array_equal(out[w > 0], want[w > 0])
         drop = np.zeros(nl, dtype=np.int64)
         while (w > 0).sum() > 1:
             gone = rng.choice(np.flatnonzero(w > 0), size=rng.integers(1, 3), replace=False)
