@@ -789,13 +789,11 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
                            path_links, ptr, owners, cap, w, lmap)
         else:
             if recorded:
-                nr, nfro, lbuf, lc, lcnt = _refill_from(
+                _, nfro, lbuf, lc, lcnt = _refill_from(
                     r0, drop, changed, nchanged, cap, tol_c, path_links, ptr, owners, c, cnt,
                     path_flows, per_path, live, fr, forder, nfro, rstart, m_of, lev, loff,
                     lbuf, lc, lcnt)
-            else:
-                for j in range(nfro):
-                    fr[forder[j]] = -1
+            else:  # first step of this call: a full fill, recorded
                 nlive = 0
                 for l in range(nl - 1):
                     c[l] = cap[l]
@@ -805,7 +803,7 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
                         nlive += 1
                 c[nl - 1] = cap[nl - 1]
                 cnt[nl - 1] = 0
-                nr, nfro, lbuf, lc, lcnt = _rounds(
+                _, nfro, lbuf, lc, lcnt = _rounds(
                     0, nlive, live, 0.0, path_links, ptr, owners, c, cnt, path_flows,
                     per_path, tol_c, fr, forder, 0, rstart, m_of, lev, loff, lbuf, lc, lcnt)
                 recorded = True
