@@ -28,7 +28,7 @@ Each simulation runs in a fresh child process (so peak RSS is its own). The time
 generating the trace, and not loading the compiled kernels: the child loads them from
 numba's on-disk cache before the clock starts. Two first rows time what a process pays
 once before simulating: compiling the kernels with that cache disabled (once per
-machine) and loading them from the cache (once per process; 0.4-0.6 s here, which a
+machine) and loading them from the cache (once per process; 0.4-0.65 s here, which a
 single command-line run adds to the row's time and a sweep in one process pays once).
 Columns: median, target and median / target (< 1 meets it), and "x ref" = median / the
 median of the group's named reference row in the same run (printed below the table), so
