@@ -68,8 +68,9 @@ class ExperimentSection:
     release_at_zero: bool = False
     # "flow" (the suite's default): every policy under the same exact rate semantics, so
     # differences come from the orderings; "policy": each policy's published semantics
-    # (Policy.default_realloc, as the fluid CLI does); "coflow": coflow-level events
-    realloc: Literal["flow", "coflow", "policy"] = "flow"
+    # (Policy.default_realloc, as the fluid CLI does); "coflow": coflow-level events;
+    # "queues": decisions at coflow-level events, rates at every flow completion
+    realloc: Literal["flow", "coflow", "queues", "policy"] = "flow"
     trace: str = ""
     figure: Literal["bars", "line"] = "bars"
     rate_scale: float = 0.003

@@ -77,7 +77,7 @@ def main() -> None:
         for w, lf in seq[1:]:
             out = np.empty(npaths)
             t0 = time.perf_counter()
-            K._fill(pl, ptr, owners, cap.copy(), w, lf.copy(), out)
+            K._fill(pl, ptr, owners, cap.copy(), w, lf.copy(), out, tol)
             t += time.perf_counter() - t0
             outs.append(out[w > 0])
         return t, outs

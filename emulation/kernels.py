@@ -55,9 +55,10 @@ def _link_counts(ptr, owners, w, nl):
 
 
 @_jit
-def _fill(path_links, ptr, owners, c, w, cnt, out):
+def _fill(path_links, ptr, owners, c, w, cnt, out, tol):
     """Max-min (progressive filling) rates per path, ``w[p]`` (int) = flows on path p,
-    ``cnt[l]`` = flows on link l (``_link_counts``).
+    ``cnt[l]`` = flows on link l (``_link_counts``); links whose shares are within ``tol``
+    (bytes/s) of the round's minimum saturate together.
 
     ``c`` (residual capacities, dummy last) and ``cnt`` are consumed. ``out[p]`` gets the
     rate of one flow of path p; paths of weight 0 get 0. Counts are integers, so the order
@@ -70,7 +71,6 @@ def _fill(path_links, ptr, owners, c, w, cnt, out):
     for p in range(npaths):
         out[p] = 0.0
         frozen[p] = w[p] <= 0
-    tol = _tolerance(c)
     live = np.empty(nl, dtype=np.int64)
     nlive = 0
     for l in range(nl):
@@ -129,7 +129,7 @@ def maxmin_weighted(path_links, ptr, owners, cap, w):
     """Max-min fair rate of one flow on each path (``w[p]`` flows on path p, int64)."""
     out = np.empty(path_links.shape[0])
     cnt = _link_counts(ptr, owners, w, cap.shape[0])
-    _fill(path_links, ptr, owners, cap.copy(), w, cnt, out)
+    _fill(path_links, ptr, owners, cap.copy(), w, cnt, out, _tolerance(cap))
     return out
 
 
@@ -153,14 +153,14 @@ def _class_buckets(cf, cls_of, ncls):
 
 
 @_jit
-def _fill_paths(plist, npl, path_links, c, w, out, lmap):
+def _fill_paths(plist, npl, path_links, c, w, out, lmap, tol):
     """Progressive filling restricted to the paths ``plist[:npl]`` (distinct, ``w[p] > 0``
     flows each, ascending): ``out[p]`` = the max-min rate of one flow of path p on the
     residual capacities ``c`` (read, not changed). Only the links these paths cross are
     touched, through a local link numbering (``lmap``: -1 on entry and on return), so the
     cost is O(npl x P x rounds), not O(all paths + all links). Same floating-point
     operations per link as ``_fill`` (the per-link updates are independent), so the same
-    rates; ``tol`` is computed from the full residual ``c``, as ``_fill`` does."""
+    rates for the same ``tol``."""
     P = path_links.shape[1]
     nl = c.shape[0]
     dummy = nl - 1
@@ -196,7 +196,6 @@ def _fill_paths(plist, npl, path_links, c, w, out, lmap):
     frozen = np.zeros(npl, dtype=np.bool_)
     for i in range(npl):
         out[plist[i]] = 0.0
-    tol = _tolerance(c)
     cl = np.empty(nloc)
     live = np.empty(nloc, dtype=np.int64)
     nlive = 0
@@ -344,7 +343,7 @@ def _priority_into(rate, pid, cf, cls_of, ncls, path_flows, link_flows, path_lin
     tiny = _tolerance(c)
     per_path = np.empty(npaths)
     if ncls == 1:  # one class (fair sharing): the flow counts per path are the weights
-        _fill(path_links, ptr, owners, c, path_flows, link_flows.copy(), per_path)
+        _fill(path_links, ptr, owners, c, path_flows, link_flows.copy(), per_path, tiny)
         for i in range(n):
             rate[i] = per_path[pid[i]]
         return
@@ -383,10 +382,10 @@ def _priority_into(rate, pid, cf, cls_of, ncls, path_flows, link_flows, path_lin
                         pl[m] = p
                         m += 1
                 _fill(path_links, ptr, owners, c.copy(), w, _link_counts(ptr, owners, w, nl),
-                      per_path)
+                      per_path, tiny)
             else:
                 pl = np.sort(plist[:npl])
-                _fill_paths(pl, npl, path_links, c, w, per_path, lmap)
+                _fill_paths(pl, npl, path_links, c, w, per_path, lmap, tiny)
             for j in range(a, b):
                 rate[order[j]] = per_path[pid[order[j]]]
             if npl * 8 > npaths:
@@ -477,7 +476,8 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
     for i in range(n):
         w[pid[i]] += 1
     per_path = np.empty(npaths)
-    _fill(path_links, ptr, owners, c, w, _link_counts(ptr, owners, w, nl), per_path)
+    _fill(path_links, ptr, owners, c, w, _link_counts(ptr, owners, w, nl), per_path,
+          _tolerance(c))
     for i in range(n):
         rate[i] += per_path[pid[i]]
     return rate
@@ -694,13 +694,14 @@ def _refill_from(r0, drop, changed, nchanged, cap, tol, path_links, ptr, owners,
 
 
 @_jit
-def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left, cls_of,
-                ncls, path_flows, link_flows, path_links, ptr, owners, cap, w, lmap, ttf,
-                done_tf, done_cf, done_start, done_end):
-    """The fluid engine's events that only complete flows, under fixed priority classes
-    (``cls_of`` per coflow), each step with the same operations as the engine's Python
-    loop: time to the next completion (``time_to_finish``), ``advance``, retire the
-    finished flows (``retire_flows``), recompute the rates (``priority_rates``).
+def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+                path_flows, link_flows, path_links, ptr, owners, cap, ttf, done_tf, done_cf,
+                done_start, done_end):
+    """The fluid engine's events that only complete flows, under one class (fair
+    sharing; ``queue_events`` handles several), each step with the same operations as
+    the engine's Python loop: time to the next completion (``time_to_finish``),
+    ``advance``, retire the finished flows (``retire_flows``), recompute the rates
+    (``priority_rates``).
 
     Stops at the first event that is more than that: no flow moving (before advancing),
     a timer due (``t_timer``), nothing finished, or a finished flow that completes its
@@ -714,8 +715,8 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
     steps = 0
     none_i = np.empty(0, dtype=np.int64)
     none_f = np.empty(0)
-    # one class (fair sharing): the last fill is recorded and refilled from the first
-    # round the completions change (``_refill_from``); same rates as a full fill
+    # the last fill is recorded and refilled from the first round the completions
+    # change (``_refill_from``); same rates as a full fill
     npaths = path_links.shape[0]
     nl = cap.shape[0]
     tol_c = _tolerance(cap)
@@ -770,7 +771,7 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
             k += 1
         r0 = npaths
         nchanged = 0
-        if ncls == 1 and recorded:
+        if recorded:
             for j in range(nf):
                 p = pid[fin[j]]
                 if fr[p] < r0:
@@ -784,32 +785,486 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
                         drop[l] += 1
         n = retire_flows(fin, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
                          path_links)
-        if ncls != 1:
-            _priority_into(rate[:n], pid[:n], cf[:n], cls_of, ncls, path_flows, link_flows,
-                           path_links, ptr, owners, cap, w, lmap)
-        else:
-            if recorded:
-                _, nfro, lbuf, lc, lcnt = _refill_from(
-                    r0, drop, changed, nchanged, cap, tol_c, path_links, ptr, owners, c, cnt,
-                    path_flows, per_path, live, fr, forder, nfro, rstart, m_of, lev, loff,
-                    lbuf, lc, lcnt)
-            else:  # first step of this call: a full fill, recorded
-                nlive = 0
-                for l in range(nl - 1):
-                    c[l] = cap[l]
-                    cnt[l] = link_flows[l]
-                    if cnt[l] > 0:
-                        live[nlive] = l
-                        nlive += 1
-                c[nl - 1] = cap[nl - 1]
-                cnt[nl - 1] = 0
-                _, nfro, lbuf, lc, lcnt = _rounds(
-                    0, nlive, live, 0.0, path_links, ptr, owners, c, cnt, path_flows,
-                    per_path, tol_c, fr, forder, 0, rstart, m_of, lev, loff, lbuf, lc, lcnt)
-                recorded = True
-            for i in range(n):
-                rate[i] = per_path[pid[i]]
+        if recorded:
+            _, nfro, lbuf, lc, lcnt = _refill_from(
+                r0, drop, changed, nchanged, cap, tol_c, path_links, ptr, owners, c, cnt,
+                path_flows, per_path, live, fr, forder, nfro, rstart, m_of, lev, loff,
+                lbuf, lc, lcnt)
+        else:  # first step of this call: a full fill, recorded
+            nlive = 0
+            for l in range(nl - 1):
+                c[l] = cap[l]
+                cnt[l] = link_flows[l]
+                if cnt[l] > 0:
+                    live[nlive] = l
+                    nlive += 1
+            c[nl - 1] = cap[nl - 1]
+            cnt[nl - 1] = 0
+            _, nfro, lbuf, lc, lcnt = _rounds(
+                0, nlive, live, 0.0, path_links, ptr, owners, c, cnt, path_flows,
+                per_path, tol_c, fr, forder, 0, rstart, m_of, lev, loff, lbuf, lc, lcnt)
+            recorded = True
+        for i in range(n):
+            rate[i] = per_path[pid[i]]
         steps += 1
+
+
+@_jit
+def _class_groups(n, cf, pid, cls_of, ncls, path_links, nl):
+    """The active flows ``0..n-1`` grouped by (class ``cls_of[cf[i]]``, path), classes
+    ascending, paths ascending inside a class (two counting sorts, O(n + paths + classes)).
+    Returns ``g_ptr`` (class k's groups are ``g_ptr[k]:g_ptr[k + 1]``), per group its path,
+    flow count and flows (``g_flows[f_ptr[g]:f_ptr[g + 1]]``), per flow its group; the
+    links of each class (``e_link[e_ptr[k]:e_ptr[k + 1]]``, dummy excluded), per group
+    the entries of its links (``g_ent``, -1 for the dummy) and per entry the groups that
+    cross it (``o_grp[o_ptr[e]:o_ptr[e + 1]]``, ascending)."""
+    npaths, P = path_links.shape
+    dummy = nl - 1
+    pos = np.zeros(npaths + 1, dtype=np.int64)
+    for i in range(n):
+        pos[pid[i] + 1] += 1
+    for p in range(npaths):
+        pos[p + 1] += pos[p]
+    byp = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        byp[pos[pid[i]]] = i
+        pos[pid[i]] += 1
+    cpos = np.zeros(ncls + 1, dtype=np.int64)
+    for i in range(n):
+        cpos[cls_of[cf[i]] + 1] += 1
+    for k in range(ncls):
+        cpos[k + 1] += cpos[k]
+    g_flows = np.empty(n, dtype=np.int64)
+    for j in range(n):
+        i = byp[j]
+        k = cls_of[cf[i]]
+        g_flows[cpos[k]] = i
+        cpos[k] += 1
+    g_ptr = np.zeros(ncls + 1, dtype=np.int64)
+    g_path = np.empty(n, dtype=np.int64)
+    g_w = np.empty(n, dtype=np.int64)
+    f_ptr = np.empty(n + 1, dtype=np.int64)
+    f_grp = np.empty(n, dtype=np.int64)
+    G = 0
+    pk = -1
+    pp = -1
+    for j in range(n):
+        i = g_flows[j]
+        k = cls_of[cf[i]]
+        p = pid[i]
+        if k != pk or p != pp:
+            g_path[G] = p
+            g_w[G] = 0
+            f_ptr[G] = j
+            g_ptr[k + 1] = G + 1
+            G += 1
+            pk = k
+            pp = p
+        g_w[G - 1] += 1
+        f_grp[i] = G - 1
+    f_ptr[G] = n
+    for k in range(ncls):  # classes without flows: empty ranges
+        if g_ptr[k + 1] < g_ptr[k]:
+            g_ptr[k + 1] = g_ptr[k]
+    e_ptr = np.zeros(ncls + 1, dtype=np.int64)
+    e_link = np.empty(G * P, dtype=np.int64)
+    g_ent = np.full((G, P), -1, dtype=np.int64)
+    stamp = np.full(nl, -1, dtype=np.int64)
+    slot = np.empty(nl, dtype=np.int64)
+    E = 0
+    for k in range(ncls):
+        for g in range(g_ptr[k], g_ptr[k + 1]):
+            for q in range(P):
+                l = path_links[g_path[g], q]
+                if l == dummy:
+                    continue
+                if stamp[l] != k:
+                    stamp[l] = k
+                    slot[l] = E
+                    e_link[E] = l
+                    E += 1
+                g_ent[g, q] = slot[l]
+        e_ptr[k + 1] = E
+    o_ptr = np.zeros(E + 1, dtype=np.int64)
+    for g in range(G):
+        for q in range(P):
+            if g_ent[g, q] >= 0:
+                o_ptr[g_ent[g, q] + 1] += 1
+    for e in range(E):
+        o_ptr[e + 1] += o_ptr[e]
+    opos = o_ptr[:E].copy()
+    o_grp = np.empty(o_ptr[E], dtype=np.int64)
+    for g in range(G):
+        for q in range(P):
+            e = g_ent[g, q]
+            if e >= 0:
+                o_grp[opos[e]] = g
+                opos[e] += 1
+    return (g_ptr, g_path[:G].copy(), g_w[:G].copy(), g_flows, f_ptr[:G + 1].copy(), f_grp,
+            e_ptr, e_link[:E].copy(), g_ent, o_ptr, o_grp)
+
+
+@_jit
+def _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl, cnt, live,
+                share, sat, frozen, used):
+    """Class k's rates on the residuals ``val`` of its links (by entry): strict priority's
+    per-class step of ``_priority_into`` (skip when every path crosses a full link, else
+    ``_fill_paths``'s progressive filling, the same operations) into ``g_new``; then
+    ``val`` becomes the residual after the class (``_subtract_paths``: usage summed per
+    link in ascending path order, at most ``tiny`` -> 0)."""
+    a, b = g_ptr[k], g_ptr[k + 1]
+    ea, eb = e_ptr[k], e_ptr[k + 1]
+    P = g_ent.shape[1]
+    for g in range(a, b):
+        g_new[g] = 0.0
+    blocked = True
+    for g in range(a, b):
+        if g_w[g] <= 0:
+            continue
+        hit = False
+        for q in range(P):
+            e = g_ent[g, q]
+            if e >= 0 and val[e] <= tiny:
+                hit = True
+                break
+        if not hit:
+            blocked = False
+            break
+    if blocked:
+        return
+    nlive = 0
+    for e in range(ea, eb):
+        c = 0
+        for j in range(o_ptr[e], o_ptr[e + 1]):
+            c += g_w[o_grp[j]]
+        cnt[e - ea] = c
+        cl[e - ea] = val[e]
+        if c > 0:
+            live[nlive] = e - ea
+            nlive += 1
+    for g in range(a, b):
+        frozen[g - a] = g_w[g] <= 0
+    level = 0.0
+    while nlive > 0:
+        m = np.inf
+        for i in range(nlive):
+            j = live[i]
+            s = max(cl[j], 0.0) / cnt[j]
+            share[i] = s
+            if s < m:
+                m = s
+        level += m
+        thr = m + tiny
+        nsat = 0
+        for i in range(nlive):
+            j = live[i]
+            cl[j] -= m * cnt[j]
+            if share[i] <= thr:
+                sat[nsat] = j
+                nsat += 1
+        if nsat == 0:
+            raise ValueError("progressive filling made no progress (NaN capacity?)")
+        for i in range(nsat):
+            cl[sat[i]] = 0.0
+        for i in range(nsat):
+            j = sat[i]
+            for x in range(o_ptr[ea + j], o_ptr[ea + j + 1]):
+                g = o_grp[x]
+                if not frozen[g - a]:
+                    frozen[g - a] = True
+                    g_new[g] = level
+                    for q in range(P):
+                        e = g_ent[g, q]
+                        if e >= 0 and e != ea + j:
+                            cnt[e - ea] -= g_w[g]
+        for i in range(nsat):
+            cnt[sat[i]] = 0
+        kk = 0
+        for i in range(nlive):
+            j = live[i]
+            if cnt[j] > 0:
+                live[kk] = j
+                kk += 1
+        nlive = kk
+    for e in range(ea, eb):
+        share[e - ea] = 0.0  # usage, summed in ascending group (= path) order
+        used[e - ea] = False
+    for g in range(a, b):
+        if g_w[g] <= 0:
+            continue
+        r = g_new[g] * g_w[g]
+        for q in range(P):
+            e = g_ent[g, q]
+            if e >= 0:
+                share[e - ea] += r
+                used[e - ea] = True
+    for e in range(ea, eb):
+        if used[e - ea]:  # links only emptied paths cross keep their residual
+            v = val[e] - share[e - ea]
+            val[e] = 0.0 if v <= tiny else v
+
+
+@_jit
+def _walk(k0, kmax, nmod, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, rin, rout,
+          val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i, frozen, used):
+    """Strict priority from class ``k0`` on, refilling only what changed. Invariant: a
+    link not in ``mod`` has, at class k, the residual recorded as the input of the next
+    class that crosses it (``rin``), so a class that lost no flows (not ``dirty``) and
+    whose links all read as recorded keeps its rates and output (``rout``); a refilled
+    class records its input and output, and its links whose output changed carry the new
+    value (``cur``, ``mod``). Stops once nothing is pending past ``kmax`` (the last dirty
+    class). Groups whose rate changed are appended to ``chg``; returns their count."""
+    ncls = g_ptr.shape[0] - 1
+    nchg = 0
+    cl, share = scratch_f[0], scratch_f[1]
+    cnt, live, sat = scratch_i[0], scratch_i[1], scratch_i[2]
+    nl = cur.shape[0]
+    for k in range(k0, ncls):
+        if nmod == 0 and k > kmax:
+            break
+        ea, eb = e_ptr[k], e_ptr[k + 1]
+        if ea == eb:
+            dirty[k] = False
+            continue
+        re = dirty[k]
+        if not re:
+            for e in range(ea, eb):
+                l = e_link[e]
+                if mod[l] and cur[l] != rin[e]:
+                    re = True
+                    break
+        if not re:
+            for e in range(ea, eb):
+                l = e_link[e]
+                if mod[l]:
+                    mod[l] = False
+                    nmod -= 1
+            continue
+        dirty[k] = False
+        for e in range(ea, eb):
+            l = e_link[e]
+            v = cur[l] if mod[l] else rin[e]
+            rin[e] = v
+            val[e] = v
+        _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl, cnt,
+                    live, share, sat, frozen, used)
+        for e in range(ea, eb):
+            l = e_link[e]
+            v = val[e]
+            if v != rout[e]:
+                if not mod[l]:
+                    mod[l] = True
+                    nmod += 1
+                cur[l] = v
+            elif mod[l]:
+                mod[l] = False
+                nmod -= 1
+            rout[e] = v
+        for g in range(g_ptr[k], g_ptr[k + 1]):
+            if g_new[g] != g_rate[g]:
+                g_rate[g] = g_new[g]
+                chg[nchg] = g
+                nchg += 1
+    if nmod > 0:
+        for l in range(nl):
+            mod[l] = False
+    return nchg
+
+
+@_jit
+def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left, cls_of,
+                 ncls, path_flows, link_flows, path_links, cap, ttf, done_tf, done_cf,
+                 done_start, done_end):
+    """``flow_events`` for several classes (strict priority, max-min inside a class): the
+    engine's events that only complete flows, under fixed classes ``cls_of`` per coflow,
+    with the same arithmetic per step as the engine's Python loop (``time_to_finish``,
+    ``advance``, ``retire_flows``, ``priority_rates``), at a cost independent of the
+    flows that do not move or change:
+
+    - only moving flows (rate > 0) are timed and advanced (the others' remaining bytes
+      and times to finish are unchanged by those operations);
+    - rates are refilled from the first class that lost flows, class by class, skipping
+      classes whose inputs are as recorded (``_walk``), and written to the flows of the
+      (class, path) groups whose rate changed;
+    - rows are not moved per event: the order ``retire_flows`` would leave is tracked as
+      a permutation and applied once, on return.
+
+    Same stops and return values as ``flow_events``; the finished flows of the event
+    left to the caller are given as row indices of the compacted arrays, ascending."""
+    nl = cap.shape[0]
+    P = path_links.shape[1]
+    tiny = _tolerance(cap)
+    n0 = n
+    (g_ptr, g_path, g_w, g_flows, f_ptr, f_grp, e_ptr, e_link, g_ent, o_ptr,
+     o_grp) = _class_groups(n0, cf, pid, cls_of, ncls, path_links, nl)
+    G = g_path.shape[0]
+    E = e_link.shape[0]
+    maxe = 1
+    maxg = 1
+    for k in range(ncls):
+        maxe = max(maxe, e_ptr[k + 1] - e_ptr[k])
+        maxg = max(maxg, g_ptr[k + 1] - g_ptr[k])
+    scratch_f = np.empty((2, maxe))
+    scratch_i = np.empty((3, maxe), dtype=np.int64)
+    frozen = np.empty(maxg, dtype=np.bool_)
+    used = np.empty(maxe, dtype=np.bool_)
+    rin = np.empty(E)
+    rout = np.full(E, np.nan)
+    val = np.empty(E)
+    g_rate = np.full(G, np.nan)
+    g_new = np.empty(G)
+    chg = np.empty(G, dtype=np.int64)
+    cur = np.empty(nl)
+    mod = np.zeros(nl, dtype=np.bool_)
+    dirty = np.ones(ncls, dtype=np.bool_)
+    for l in range(nl - 1):
+        cur[l] = cap[l]
+        mod[l] = True
+    nchg = _walk(0, ncls - 1, nl - 1, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+                 rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i,
+                 frozen, used)
+    mv = np.empty(n0, dtype=np.int64)  # the moving flows (row at entry), any order
+    mvpos = np.full(n0, -1, dtype=np.int64)
+    nmv = 0
+    for g in range(G):
+        r = g_rate[g]
+        for x in range(f_ptr[g], f_ptr[g + 1]):
+            i = g_flows[x]
+            rate[i] = r
+            if r > 0 or rem[i] <= tol[i]:
+                mvpos[i] = nmv
+                mv[nmv] = i
+                nmv += 1
+    at = np.arange(n0)  # row of the compacted arrays -> row at entry
+    row = np.arange(n0)  # row at entry -> row of the compacted arrays
+    m = n0
+    fin = np.empty(n0, dtype=np.int64)
+    ends = np.empty(n0)
+    k = 0
+    steps = 0
+    while True:
+        first = np.inf
+        for x in range(nmv):
+            i = mv[x]
+            if rate[i] > 0:
+                t = rem[i] / rate[i]
+                if np.isnan(start[i]):
+                    start[i] = now
+            else:
+                t = np.inf
+            ttf[i] = t
+            if t < first:
+                first = t
+        t_next = min(t_timer, now + first)
+        if not np.isfinite(t_next):
+            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
+            return now, m, steps, k, False, fin[:0], ends[:0]
+        dt = max(0.0, t_next - now)
+        t_prev = now
+        now = max(now, t_next)
+        nf = 0
+        for x in range(nmv):
+            i = mv[x]
+            f = ttf[i] <= dt + eps_t
+            if dt > 0:
+                rem[i] -= rate[i] * dt
+            if f or rem[i] <= tol[i]:
+                fin[nf] = i
+                nf += 1
+        for j in range(nf):
+            ends[j] = min(t_prev + ttf[fin[j]], now)
+        stop = nf == 0 or t_timer <= now + eps_t
+        if not stop:
+            for j in range(nf):
+                co = cf[fin[j]]
+                c_left[co] -= 1
+                if c_left[co] == 0:
+                    stop = True
+            if stop:
+                for j in range(nf):
+                    c_left[cf[fin[j]]] += 1
+        if stop:
+            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
+            pos = np.empty(nf, dtype=np.int64)
+            for j in range(nf):
+                pos[j] = row[fin[j]]
+            o = np.argsort(pos)
+            return now, m, steps, k, True, pos[o], ends[:nf][o]
+        for j in range(nf):
+            i = fin[j]
+            done_tf[k] = tf[i]
+            done_cf[k] = cf[i]
+            done_start[k] = ends[j] if np.isnan(start[i]) else start[i]
+            done_end[k] = ends[j]
+            k += 1
+        # retire: the row moves retire_flows would make, on the permutation
+        pos = np.empty(nf, dtype=np.int64)
+        for j in range(nf):
+            pos[j] = row[fin[j]]
+        pos.sort()
+        for j in range(nf - 1, -1, -1):
+            p = pos[j]
+            m -= 1
+            if p != m:
+                o = at[m]
+                at[p] = o
+                row[o] = p
+        k0 = ncls
+        kmax = -1
+        for j in range(nf):
+            i = fin[j]
+            x = mvpos[i]
+            last = mv[nmv - 1]
+            mv[x] = last
+            mvpos[last] = x
+            mvpos[i] = -1
+            nmv -= 1
+            path_flows[pid[i]] -= 1
+            for q in range(P):
+                link_flows[path_links[pid[i], q]] -= 1
+            g = f_grp[i]
+            g_w[g] -= 1
+            f_grp[i] = -1
+            kc = cls_of[cf[i]]
+            dirty[kc] = True
+            k0 = min(k0, kc)
+            kmax = max(kmax, kc)
+        nchg = _walk(k0, kmax, 0, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+                     rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f,
+                     scratch_i, frozen, used)
+        for y in range(nchg):
+            g = chg[y]
+            r = g_rate[g]
+            for x in range(f_ptr[g], f_ptr[g + 1]):
+                i = g_flows[x]
+                if f_grp[i] < 0:
+                    continue
+                rate[i] = r
+                if r > 0 and mvpos[i] < 0:
+                    mvpos[i] = nmv
+                    mv[nmv] = i
+                    nmv += 1
+                elif r == 0 and mvpos[i] >= 0:
+                    x2 = mvpos[i]
+                    last = mv[nmv - 1]
+                    mv[x2] = last
+                    mvpos[last] = x2
+                    mvpos[i] = -1
+                    nmv -= 1
+        steps += 1
+
+
+@_jit
+def _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol):
+    """Apply the row permutation ``at`` (first ``m`` rows kept) to the active columns."""
+    for col in (tf, cf, pid):
+        tmp = col[:n0].copy()
+        for r in range(m):
+            col[r] = tmp[at[r]]
+    for colf in (rem, start, rate, tol):
+        tmpf = colf[:n0].copy()
+        for r in range(m):
+            colf[r] = tmpf[at[r]]
 
 
 @_jit
@@ -980,9 +1435,13 @@ def warm_up() -> None:
     retire_flows(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
                  ones.copy(), ones.copy(), counts.copy(), lcounts.copy(), path_links)
     flow_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
-                np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(), pid * 0, 1,
-                counts.copy(), lcounts.copy(), path_links, ptr, owners, cap, w0, lmap,
+                np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(),
+                counts.copy(), lcounts.copy(), path_links, ptr, owners, cap,
                 np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())
+    queue_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
+                 np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(), pid, 2,
+                 counts.copy(), lcounts.copy(), path_links, cap,
+                 np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())
     coflow_link_bytes(pid, pid, pid, ones, path_links, 2, 3)
     X = np.ones((2, 2))
     bssi_back(X, np.ones(2), X.sum(axis=0), 1e-9)

@@ -23,8 +23,8 @@ class Recording(FluidSimulator):
         super().__init__(*a, **kw)
         self.samples: list[tuple[float, ...]] = []
 
-    def _reallocate(self):
-        super()._reallocate()
+    def _reallocate(self, **kw):
+        super()._reallocate(**kw)
         st = self.state
         links = st.path_links[st.a_pid]
         use = np.zeros(st.L + 1)

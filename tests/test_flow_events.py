@@ -160,7 +160,7 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
         _, nfro, *bufs = K._rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w, out, tol,
                                    fr, forder, 0, *rec, *bufs)
         want = np.empty(npaths)  # the recording fill is _fill's loop, op for op
-        K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want)
+        K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want, tol)
         assert np.array_equal(out[w > 0], want[w > 0])
         drop = np.zeros(nl, dtype=np.int64)
         while (w > 0).sum() > 1:
@@ -176,7 +176,7 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
                                             nfro, *rec, *bufs)
             assert not drop.any()  # scratch restored
             want = np.empty(npaths)
-            K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want)
+            K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want, tol)
             assert np.array_equal(out[w > 0], want[w > 0])
             checked += 1
     assert checked > 300
@@ -195,8 +195,8 @@ def test_reuse_is_off_for_hooked_reallocate_and_for_overridden_decide():
             super().__init__(*a, **kw)
             self.seen = []
 
-        def _reallocate(self):
-            super()._reallocate()
+        def _reallocate(self, **kw):
+            super()._reallocate(**kw)
             self.seen.append(self.state.now)
 
     sim = Hooked(t, big_switch(HOSTS, 8.0), make_policy("fair"), realloc="flow")

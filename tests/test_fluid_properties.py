@@ -99,8 +99,8 @@ class RateLog(FluidSimulator):
         super().__init__(*a, reuse_decisions=False, **kw)
         self.allocations = []
 
-    def _reallocate(self):
-        super()._reallocate()
+    def _reallocate(self, **kw):
+        super()._reallocate(**kw)
         st_ = self.state
         keys = (st_.a_cf << 32) | st_.a_tf
         self.allocations.append((st_.now, keys.copy(), np.array(st_.a_rate, dtype=float)))
@@ -128,7 +128,7 @@ def delivered_bytes(sim, res):
 @settings(max_examples=30, deadline=None)
 @given(trace=traces(), policy=st.sampled_from(sorted(POLICIES)),
        topo=st.sampled_from(sorted(TOPOS)), K=st.sampled_from([1, 8]),
-       realloc=st.sampled_from(["flow", "coflow"]))
+       realloc=st.sampled_from(["flow", "coflow", "queues"]))
 def test_bytes_delivered_measured_from_rates_equal_the_flow_sizes(trace, policy, topo, K,
                                                                  realloc):
     """Rate x time, integrated over the allocations the engine made, equals each flow's

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from emulation.fluid.run import run_fluid
+from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler import POLICIES
 from emulation.topology import add_topology_args, build_topology, topology_config_from_args
 from workloads import coflow_benchmark
@@ -32,10 +33,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="K strict-priority classes; 0 = unlimited (each coflow its own)")
     ap.add_argument("--release-at-zero", action="store_true",
                     help="release every app at t=0 (Sincronia's offline setting)")
-    ap.add_argument("--realloc", choices=["flow", "coflow"], default=None,
-                    help="recompute rates at every flow completion (exact) or only at "
-                         "coflow-level events (Varys/coflowsim semantics, faster). Default: "
-                         "the policy's published semantics (listed below)")
+    ap.add_argument("--realloc", choices=list(REALLOC_MODES), default=None,
+                    help="flow: the policy decides and rates are recomputed at every flow "
+                         "completion (exact); coflow: both only at coflow-level events "
+                         "(Varys/coflowsim semantics, fastest); queues: the policy decides at "
+                         "coflow-level events, its classes re-share rates at every flow "
+                         "completion (strict-priority switch queues, as Sincronia's own "
+                         "simulator; slower). Default: the policy's published semantics "
+                         "(listed below)")
     ap.add_argument("-o", "--output", required=True, help="output directory for the records")
     args = ap.parse_args(argv)
     if args.priority_classes < 0:

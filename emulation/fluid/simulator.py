@@ -12,19 +12,24 @@ each other are completed together.
 (strict priority classes, max-min inside one) or ``"madd"`` (Varys); the packet
 backend's twin forces ``"priority"``, the only mechanism the emulation enforces.
 
-``realloc`` says when rates are recomputed. ``"flow"`` (default, exact max-min / work
-conservation at every instant): at every event, flow completions included. ``"coflow"``:
-only when a coflow is released or completes and at stage and policy events, as Varys
-does and as coflowsim simulates it; a flow that finishes before the rest of its coflow
-leaves its share idle until the next such event. Flows still end at their exact times.
+``realloc`` says when the policy is asked and when rates are recomputed. ``"flow"``
+(default, exact max-min / work conservation at every instant): both at every event,
+flow completions included. ``"coflow"``: both only when a coflow is released or
+completes and at stage and policy events, as Varys does and as coflowsim simulates it; a
+flow that finishes before the rest of its coflow leaves its share idle until the next
+such event. ``"queues"``: the policy is asked at those coflow-level events only, and its
+classes re-share the rates at every flow completion, as strict-priority switch queues
+do under a scheduler that re-prioritises at coflow events (Sincronia's own simulator;
+the packet backend's scheduler process). Flows end at their exact times in every mode.
 
-A policy that declares ``same_decision_at_flow_completions`` (fair sharing) is asked at
-coflow-level events only; with ``realloc="flow"`` the events in between, which only
-complete flows, run in one compiled loop (``kernels.flow_events``) that recomputes the
-rates from its last classes with the same arithmetic (``reuse_decisions=False`` asks the
-policy every time instead: the reference the tests compare with; so does a subclass that
+Events that only complete flows under kept classes (``"queues"``, or ``"flow"`` with a
+policy that declares ``same_decision_at_flow_completions``: fair sharing) run in
+compiled loops that recompute the rates with the same arithmetic as the Python path:
+``kernels.flow_events`` for one class, ``kernels.queue_events`` for several.
+``reuse_decisions=False`` takes the Python path instead (and, under ``"flow"``, asks the
+policy every time): the reference the tests compare with; so does a subclass that
 overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
-it again). ``num_decisions`` counts rate allocations either way.
+it again. ``num_decisions`` counts rate allocations either way.
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ from emulation.state import EPS_T, ClusterState, Records
 from emulation.topology import Topology
 from workloads.trace import Trace
 
-REALLOC_MODES = ("flow", "coflow")
+REALLOC_MODES = ("flow", "coflow", "queues")
 ALLOCATIONS = ("priority", "madd")
 
 
@@ -93,17 +98,26 @@ class FluidSimulator:
         wall0 = time.perf_counter()
         st = self.state
         self.policy.prepare(coflow_sizes_bytes=st.coflow_sizes_bytes())
-        per_flow = self.realloc == "flow"
-        # a policy that decides the same at flow completions: those events run compiled,
-        # unless a subclass hooks _reallocate (it would miss them)
-        reuse = (per_flow and self.reuse_decisions and _declares_same_decision(self.policy)
-                 and self.allocation == "priority" and not self.check_invariants
-                 and type(self)._reallocate is FluidSimulator._reallocate)
+        per_flow = self.realloc in ("flow", "queues")  # rates at every flow completion
+        hooked = type(self)._reallocate is not FluidSimulator._reallocate
+        # the policy is asked at flow completions too ("flow"), unless it promises the
+        # same answer (and no subclass hooks _reallocate); at "queues" it never is: its
+        # last classes are kept
+        keep = self.realloc == "queues" or (per_flow and self.reuse_decisions and not hooked
+                                            and _declares_same_decision(self.policy))
+        # events that only complete flows run compiled under kept classes, unless a
+        # subclass hooks _reallocate (it would miss them)
+        reuse = (keep and self.reuse_decisions and self.allocation == "priority"
+                 and not self.check_invariants and not hooked)
         dirty = True
+        rates_dirty = False
         while st.busy():
             if dirty:
                 self._reallocate()
-                dirty = False
+                dirty = rates_dirty = False
+            elif rates_dirty:
+                self._reallocate(decide=False)
+                rates_dirty = False
             step = None
             if reuse and len(st.a_rem) and not self._wakes:
                 step = self._flow_events()
@@ -111,8 +125,10 @@ class FluidSimulator:
                 step = self._advance()
             finished, ends = step
             if len(finished):
-                if st.complete_flows(finished, ends) or per_flow:
+                if st.complete_flows(finished, ends) or (per_flow and not keep):
                     dirty = True
+                elif per_flow:
+                    rates_dirty = True
             if st.fire_timers():
                 dirty = True
             if self._wakes and self._wake_due():
@@ -135,7 +151,7 @@ class FluidSimulator:
         if n:
             tt = self._ttf_buffer(n)[:n]
             first = kernels.time_to_finish(st.a_rem, st.a_rate, tt, st.a_start, st.now)
-            if self.realloc != "flow":
+            if self.realloc == "coflow":
                 first = kernels.min_coflow_finish(tt, st.a_cf, len(st.c_job))
             t_next = min(t_next, st.now + first)
         t_next = min(t_next, self._next_wake())
@@ -160,13 +176,19 @@ class FluidSimulator:
         tt = self._ttf_buffer(n0)
         done = (np.empty(n0, dtype=np.int64), np.empty(n0, dtype=np.int64), np.empty(n0),
                 np.empty(n0))
-        ptr, owners = self.index
         rate = st.a_rate
-        now, n, steps, k, advanced, finished, ends = kernels.flow_events(
-            st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
-            st.a_start, rate, st.a_tol, st.c_flows_left, self._classes, self._num_classes,
-            st.path_flows, st.link_flows, st.path_links, ptr, owners, st.cap,
-            self._w_scratch, self._lmap_scratch, tt, *done)
+        if self._num_classes == 1:
+            ptr, owners = self.index
+            now, n, steps, k, advanced, finished, ends = kernels.flow_events(
+                st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+                st.a_start, rate, st.a_tol, st.c_flows_left, st.path_flows, st.link_flows,
+                st.path_links, ptr, owners, st.cap, tt, *done)
+        else:
+            now, n, steps, k, advanced, finished, ends = kernels.queue_events(
+                st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+                st.a_start, rate, st.a_tol, st.c_flows_left, self._classes,
+                self._num_classes, st.path_flows, st.link_flows, st.path_links, st.cap, tt,
+                *done)
         st.now = now
         self.num_decisions += steps
         self.num_reused_decisions += steps
@@ -194,8 +216,16 @@ class FluidSimulator:
                 return True
         return False
 
-    def _reallocate(self) -> None:
+    def _reallocate(self, *, decide: bool = True) -> None:
+        """New rates for the active flows: ask the policy (``decide``) or keep its last
+        decision (``realloc="queues"`` after a flow completion; its wake-ups stand)."""
         st = self.state
+        if not decide:
+            self.num_decisions += 1
+            st.a_rate = self._rates() if len(st.a_rem) else np.zeros(0)
+            if self.check_invariants and len(st.a_rem):
+                self._check(st.a_rate)
+            return
         self._wakes = []
         if len(st.a_rem) == 0:
             st.a_rate = np.zeros(0)
@@ -208,23 +238,30 @@ class FluidSimulator:
             cls = compress_classes(np.asarray(decision.classes), self.K)
         else:
             cls = classes_from_order(order, self.K)
-        ptr, owners = self.index
         per_cid = np.zeros(len(st.c_job), dtype=np.int64)  # class (or rank) by coflow id
         if self.allocation == "madd":
             per_cid[cids[order]] = np.arange(len(order))
-            rate = kernels.madd_rates(st.a_pid, st.a_cf, per_cid, st.a_rem, st.path_links,
-                                      ptr, owners, st.cap)
+            self._classes, self._num_classes = per_cid, len(order)
         else:
             per_cid[cids] = cls
             self._classes, self._num_classes = per_cid, int(cls.max()) + 1
-            rate = kernels.priority_rates(st.a_pid, st.a_cf, per_cid, int(cls.max()) + 1,
-                                          st.path_flows, st.link_flows, st.path_links, ptr,
-                                          owners, st.cap, self._w_scratch,
-                                          self._lmap_scratch)
+        rate = self._rates()
         st.a_rate = rate
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
         if self.check_invariants:
             self._check(rate)
+
+    def _rates(self) -> np.ndarray:
+        """Rates of the active flows under the last decision (``self._classes``: class,
+        or MADD rank, per coflow id)."""
+        st = self.state
+        ptr, owners = self.index
+        if self.allocation == "madd":
+            return kernels.madd_rates(st.a_pid, st.a_cf, self._classes, st.a_rem,
+                                      st.path_links, ptr, owners, st.cap)
+        return kernels.priority_rates(st.a_pid, st.a_cf, self._classes, self._num_classes,
+                                      st.path_flows, st.link_flows, st.path_links, ptr,
+                                      owners, st.cap, self._w_scratch, self._lmap_scratch)
 
     def _check(self, rate: np.ndarray) -> None:
         st = self.state
