@@ -11,9 +11,13 @@ measured, so a new or replaced policy appears without editing this file:
   fair with exact reallocation asking the policy at every event (``reuse_decisions=False``:
   no compiled loop for the events that only complete flows; same records), fair with
   coflow-level reallocation, and the offline Sincronia setting (all coflows at
-  t = 0, unlimited priority classes; target 10 s; its avg CCT is printed).
+  t = 0, unlimited priority classes; target 10 s; its avg CCT is printed); Sincronia
+  with ``realloc="queues"`` (decisions at coflow events, rates re-shared at every flow
+  completion: the semantics of Sincronia's own simulator), online, and offline with
+  ``--queues-offline``.
 - HPO: a generated trace of >= 2,000 coflows on 32 hosts, every policy, exact per-flow
-  reallocation (the suite's semantics; target 30 s).
+  reallocation (the suite's semantics; target 30 s); beamer and sincronia with
+  ``realloc="queues"``.
 - cluster: a 1,024-host leaf-spine (32 hosts per leaf, 16 spines, 2:1 oversubscription)
   with 256 Hyperband apps arriving at 1 app/s (each runs for minutes, so dozens overlap),
   packed placement (18,408 coflows), every policy, exact per-flow reallocation; target
@@ -209,6 +213,9 @@ def main() -> int:
     ap.add_argument("--skip-fb", action="store_true", help="leave out the FB trace rows")
     ap.add_argument("--skip-cluster", action="store_true",
                     help="leave out the 1,024-host cluster rows (the longest part)")
+    ap.add_argument("--queues-offline", action="store_true",
+                    help="add offline Sincronia on FB with realloc=queues (the setting of "
+                         "docs/sincronia-check.md; NN minutes per repetition here)")
     args = ap.parse_args()
     if args.reps < 1:
         ap.error("--reps must be >= 1")
@@ -240,9 +247,17 @@ def main() -> int:
         sim_row("FB", "fb", "fair", "coflow", None, "FB2010 fair (realloc=coflow)")
         sim_row("FB", "fb", "sincronia", POLICIES["sincronia"].default_realloc, 10.0,
                 "FB2010 sincronia offline, K=0 (avg CCT {cct:.2f} s)", offline=True)
+        sim_row("FB", "fb", "sincronia", "queues", None,
+                "FB2010 sincronia (realloc=queues; avg CCT {cct:.2f} s)")
+        if args.queues_offline:
+            sim_row("FB", "fb", "sincronia", "queues", None,
+                    "FB2010 sincronia offline, K=0, realloc=queues (avg CCT {cct:.2f} s)",
+                    offline=True)
         refs["FB"] = next(r[1] for r in rows if r[0] == "FB")
     for p in sorted(POLICIES, key=lambda n: n != "fair"):
         sim_row("HPO", "hpo", p, "flow", 30.0, f"HPO {p} ({{n}} coflows, realloc=flow)")
+    for p in ("beamer", "sincronia"):
+        sim_row("HPO", "hpo", p, "queues", None, f"HPO {p} ({{n}} coflows, realloc=queues)")
     refs["HPO"] = next(r[1] for r in rows if r[0] == "HPO")
     if not args.skip_cluster:
         for p in sorted(POLICIES, key=lambda n: n != "fair"):

@@ -917,7 +917,7 @@ def _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl,
     P = g_ent.shape[1]
     for g in range(a, b):
         g_new[g] = 0.0
-    blocked = True
+    blocked = True  # returned: every path crosses a full link (rates 0, ``val`` kept)
     for g in range(a, b):
         if g_w[g] <= 0:
             continue
@@ -931,7 +931,7 @@ def _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl,
             blocked = False
             break
     if blocked:
-        return
+        return True
     nlive = 0
     for e in range(ea, eb):
         c = 0
@@ -1002,18 +1002,23 @@ def _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl,
         if used[e - ea]:  # links only emptied paths cross keep their residual
             v = val[e] - share[e - ea]
             val[e] = 0.0 if v <= tiny else v
+    return False
 
 
 @_jit
-def _walk(k0, kmax, nmod, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, rin, rout,
-          val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i, frozen, used):
+def _walk(k0, kmax, nmod, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, rin,
+          rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i, frozen, used):
     """Strict priority from class ``k0`` on, refilling only what changed. Invariant: a
     link not in ``mod`` has, at class k, the residual recorded as the input of the next
     class that crosses it (``rin``), so a class that lost no flows (not ``dirty``) and
     whose links all read as recorded keeps its rates and output (``rout``); a refilled
     class records its input and output, and its links whose output changed carry the new
-    value (``cur``, ``mod``). Stops once nothing is pending past ``kmax`` (the last dirty
-    class). Groups whose rate changed are appended to ``chg``; returns their count."""
+    value (``cur``, ``mod``). A class recorded as blocked (``blk``: every path crosses a
+    full link) stays blocked while none of its links changes between full (<= ``tiny``)
+    and not, whatever flows it lost: its rates stay 0 and its residuals pass through
+    unchanged, at a cost of its links instead of its paths. Stops once nothing is
+    pending past ``kmax`` (the last dirty class). Groups whose rate changed are appended
+    to ``chg``; returns their count."""
     ncls = g_ptr.shape[0] - 1
     nchg = 0
     cl, share = scratch_f[0], scratch_f[1]
@@ -1041,13 +1046,17 @@ def _walk(k0, kmax, nmod, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
                     nmod -= 1
             continue
         dirty[k] = False
+        same_full = blk[k]
         for e in range(ea, eb):
             l = e_link[e]
             v = cur[l] if mod[l] else rin[e]
+            if same_full and (v <= tiny) != (rin[e] <= tiny):
+                same_full = False
             rin[e] = v
             val[e] = v
-        _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl, cnt,
-                    live, share, sat, frozen, used)
+        if not same_full:
+            blk[k] = _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new,
+                                 cl, cnt, live, share, sat, frozen, used)
         for e in range(ea, eb):
             l = e_link[e]
             v = val[e]
@@ -1060,6 +1069,8 @@ def _walk(k0, kmax, nmod, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
                 mod[l] = False
                 nmod -= 1
             rout[e] = v
+        if same_full:
+            continue
         for g in range(g_ptr[k], g_ptr[k + 1]):
             if g_new[g] != g_rate[g]:
                 g_rate[g] = g_new[g]
@@ -1117,10 +1128,11 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
     cur = np.empty(nl)
     mod = np.zeros(nl, dtype=np.bool_)
     dirty = np.ones(ncls, dtype=np.bool_)
+    blk = np.zeros(ncls, dtype=np.bool_)
     for l in range(nl - 1):
         cur[l] = cap[l]
         mod[l] = True
-    nchg = _walk(0, ncls - 1, nl - 1, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+    nchg = _walk(0, ncls - 1, nl - 1, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
                  rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i,
                  frozen, used)
     mv = np.empty(n0, dtype=np.int64)  # the moving flows (row at entry), any order
@@ -1229,7 +1241,7 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
             dirty[kc] = True
             k0 = min(k0, kc)
             kmax = max(kmax, kc)
-        nchg = _walk(k0, kmax, 0, dirty, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+        nchg = _walk(k0, kmax, 0, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
                      rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f,
                      scratch_i, frozen, used)
         for y in range(nchg):
