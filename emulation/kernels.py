@@ -911,7 +911,11 @@ def _fill_class(k, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, val, tiny, g_new, cl,
     per-class step of ``_priority_into`` (skip when every path crosses a full link, else
     ``_fill_paths``'s progressive filling, the same operations) into ``g_new``; then
     ``val`` becomes the residual after the class (``_subtract_paths``: usage summed per
-    link in ascending path order, at most ``tiny`` -> 0)."""
+    link in ascending path order, at most ``tiny`` -> 0). Returns True if the class was
+    skipped (rates 0, ``val`` unchanged). The (class, path) groups and their link entries
+    are ``_class_groups``'s, built once per ``queue_events`` call, so unlike
+    ``_fill_paths`` no local link numbering is built per fill (finding A of
+    docs/speed.md)."""
     a, b = g_ptr[k], g_ptr[k + 1]
     ea, eb = e_ptr[k], e_ptr[k + 1]
     P = g_ent.shape[1]
@@ -1092,8 +1096,10 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
     ``advance``, ``retire_flows``, ``priority_rates``), at a cost independent of the
     flows that do not move or change:
 
-    - only moving flows (rate > 0) are timed and advanced (the others' remaining bytes
-      and times to finish are unchanged by those operations);
+    - the first event is taken over every row, as the Python loop would; most calls
+      stop there (a coflow completes, a timer is due) and build nothing;
+    - then only moving flows (rate > 0) are timed and advanced (the others' remaining
+      bytes and times to finish are unchanged by those operations);
     - rates are refilled from the first class that lost flows, class by class, skipping
       classes whose inputs are as recorded (``_walk``), and written to the flows of the
       (class, path) groups whose rate changed;
@@ -1106,6 +1112,21 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
     P = path_links.shape[1]
     tiny = _tolerance(cap)
     n0 = n
+    first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
+    t_next = min(t_timer, now + first)
+    if not np.isfinite(t_next):
+        return now, n, 0, 0, False, np.empty(0, dtype=np.int64), np.empty(0)
+    dt = max(0.0, t_next - now)
+    t_prev = now
+    now = max(now, t_next)
+    fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt, eps_t)
+    nf = fin.shape[0]
+    ends = np.empty(nf)
+    for j in range(nf):
+        ends[j] = min(t_prev + ttf[fin[j]], now)
+    if _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+        return now, n, 0, 0, True, fin, ends
+    # a flow-only event: build the (class, path) groups and record a full fill
     (g_ptr, g_path, g_w, g_flows, f_ptr, f_grp, e_ptr, e_link, g_ent, o_ptr,
      o_grp) = _class_groups(n0, cf, pid, cls_of, ncls, path_links, nl)
     G = g_path.shape[0]
@@ -1132,85 +1153,33 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
     for l in range(nl - 1):
         cur[l] = cap[l]
         mod[l] = True
-    nchg = _walk(0, ncls - 1, nl - 1, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
-                 rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i,
-                 frozen, used)
+    _walk(0, ncls - 1, nl - 1, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+          rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i, frozen,
+          used)  # the caller's rates, recomputed with their records
     mv = np.empty(n0, dtype=np.int64)  # the moving flows (row at entry), any order
     mvpos = np.full(n0, -1, dtype=np.int64)
     nmv = 0
-    for g in range(G):
-        r = g_rate[g]
-        for x in range(f_ptr[g], f_ptr[g + 1]):
-            i = g_flows[x]
-            rate[i] = r
-            if r > 0 or rem[i] <= tol[i]:
-                mvpos[i] = nmv
-                mv[nmv] = i
-                nmv += 1
+    for i in range(n0):
+        if rate[i] > 0 or rem[i] <= tol[i]:
+            mvpos[i] = nmv
+            mv[nmv] = i
+            nmv += 1
     at = np.arange(n0)  # row of the compacted arrays -> row at entry
     row = np.arange(n0)  # row at entry -> row of the compacted arrays
     m = n0
-    fin = np.empty(n0, dtype=np.int64)
-    ends = np.empty(n0)
+    fbuf = np.empty(n0, dtype=np.int64)
+    ebuf = np.empty(n0)
     k = 0
     steps = 0
     while True:
-        first = np.inf
-        for x in range(nmv):
-            i = mv[x]
-            if rate[i] > 0:
-                t = rem[i] / rate[i]
-                if np.isnan(start[i]):
-                    start[i] = now
-            else:
-                t = np.inf
-            ttf[i] = t
-            if t < first:
-                first = t
-        t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next):
-            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
-            return now, m, steps, k, False, fin[:0], ends[:0]
-        dt = max(0.0, t_next - now)
-        t_prev = now
-        now = max(now, t_next)
-        nf = 0
-        for x in range(nmv):
-            i = mv[x]
-            f = ttf[i] <= dt + eps_t
-            if dt > 0:
-                rem[i] -= rate[i] * dt
-            if f or rem[i] <= tol[i]:
-                fin[nf] = i
-                nf += 1
-        for j in range(nf):
-            ends[j] = min(t_prev + ttf[fin[j]], now)
-        stop = nf == 0 or t_timer <= now + eps_t
-        if not stop:
-            for j in range(nf):
-                co = cf[fin[j]]
-                c_left[co] -= 1
-                if c_left[co] == 0:
-                    stop = True
-            if stop:
-                for j in range(nf):
-                    c_left[cf[fin[j]]] += 1
-        if stop:
-            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
-            pos = np.empty(nf, dtype=np.int64)
-            for j in range(nf):
-                pos[j] = row[fin[j]]
-            o = np.argsort(pos)
-            return now, m, steps, k, True, pos[o], ends[:nf][o]
-        for j in range(nf):
+        for j in range(nf):  # retire the event's flows
             i = fin[j]
             done_tf[k] = tf[i]
             done_cf[k] = cf[i]
             done_start[k] = ends[j] if np.isnan(start[i]) else start[i]
             done_end[k] = ends[j]
             k += 1
-        # retire: the row moves retire_flows would make, on the permutation
-        pos = np.empty(nf, dtype=np.int64)
+        pos = np.empty(nf, dtype=np.int64)  # the row moves retire_flows would make
         for j in range(nf):
             pos[j] = row[fin[j]]
         pos.sort()
@@ -1234,8 +1203,7 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
             path_flows[pid[i]] -= 1
             for q in range(P):
                 link_flows[path_links[pid[i], q]] -= 1
-            g = f_grp[i]
-            g_w[g] -= 1
+            g_w[f_grp[i]] -= 1
             f_grp[i] = -1
             kc = cls_of[cf[i]]
             dirty[kc] = True
@@ -1244,7 +1212,7 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
         nchg = _walk(k0, kmax, 0, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
                      rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f,
                      scratch_i, frozen, used)
-        for y in range(nchg):
+        for y in range(nchg):  # new rates to the flows of changed groups
             g = chg[y]
             r = g_rate[g]
             for x in range(f_ptr[g], f_ptr[g + 1]):
@@ -1264,6 +1232,65 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
                     mvpos[i] = -1
                     nmv -= 1
         steps += 1
+        # the next event, over the moving flows
+        first = np.inf
+        for x in range(nmv):
+            i = mv[x]
+            if rate[i] > 0:
+                t = rem[i] / rate[i]
+                if np.isnan(start[i]):
+                    start[i] = now
+            else:
+                t = np.inf
+            ttf[i] = t
+            if t < first:
+                first = t
+        t_next = min(t_timer, now + first)
+        if not np.isfinite(t_next):
+            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
+            return now, m, steps, k, False, fbuf[:0], ebuf[:0]
+        dt = max(0.0, t_next - now)
+        t_prev = now
+        now = max(now, t_next)
+        nf = 0
+        for x in range(nmv):
+            i = mv[x]
+            f = ttf[i] <= dt + eps_t
+            if dt > 0:
+                rem[i] -= rate[i] * dt
+            if f or rem[i] <= tol[i]:
+                fbuf[nf] = i
+                nf += 1
+        fin = fbuf[:nf]
+        ends = ebuf[:nf]
+        for j in range(nf):
+            ends[j] = min(t_prev + ttf[fin[j]], now)
+        if _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
+            pos = np.empty(nf, dtype=np.int64)
+            for j in range(nf):
+                pos[j] = row[fin[j]]
+            o = np.argsort(pos)
+            return now, m, steps, k, True, pos[o], ends[o]
+
+
+@_jit
+def _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+    """True if the event is more than flow completions: nothing finished, a timer is
+    due, or a finished flow completes its coflow (``c_left`` = flows left per coflow,
+    decremented for the finished flows unless it stops)."""
+    if nf == 0 or t_timer <= now + eps_t:
+        return True
+    stop = False
+    for j in range(nf):
+        co = cf[fin[j]]
+        c_left[co] -= 1
+        if c_left[co] == 0:
+            stop = True
+    if stop:
+        for j in range(nf):
+            c_left[cf[fin[j]]] += 1
+    return stop
 
 
 @_jit

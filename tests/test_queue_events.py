@@ -104,6 +104,21 @@ def test_random_traces_identical_with_and_without_the_compiled_loop(trace, topo,
     _assert_same(res, res_ref)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trace=traces(), policy=st.sampled_from(["sincronia", "beamer"]),
+       classes=st.sampled_from([0, 8]))
+def test_sincronia_keeps_its_promise_under_realloc_flow(trace, policy, classes):
+    """Sincronia (and beamer) declare that they decide the same at flow completions:
+    asking them at every event gives the same records as keeping their classes."""
+    net = leaf_spine(2, 2, 2, 8.0, oversubscription=2.0)
+    res = []
+    for reuse in (True, False):
+        sim = FluidSimulator(trace, net, make_policy(policy), realloc="flow",
+                             priority_classes=classes, reuse_decisions=reuse)
+        res.append(sim.run())
+    _assert_same(*res)
+
+
 def test_generated_hpo_trace_identical_with_and_without_the_compiled_loop():
     cfg = build(WorkloadConfig, {"seed": 7, "num_apps": 3, "algorithm": "hyperband",
                                  "max_resource": 9, "eta": 3, "iterations_per_unit": 2,

@@ -33,7 +33,8 @@ def trace_file(tmp_path_factory):
 
 @pytest.mark.parametrize("policy,flag,want,is_default", [
     ("varys", [], "coflow", True), ("fair", [], "flow", True),
-    ("varys", ["--realloc", "flow"], "flow", False), ("fair", ["--realloc", "coflow"], "coflow", False)])
+    ("varys", ["--realloc", "flow"], "flow", False), ("fair", ["--realloc", "coflow"], "coflow", False),
+    ("sincronia", ["--realloc", "queues"], "queues", False)])
 def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, want, is_default):
     r = subprocess.run([PYTHON, "-m", "emulation.fluid", str(trace_file), "--policy", policy,
                         "-o", str(tmp_path / "o"), *flag], cwd=REPO, capture_output=True, text=True)
@@ -49,3 +50,10 @@ def test_help_shows_each_policys_default():
     text = " ".join(r.stdout.split())
     for name, cls in POLICIES.items():
         assert f"{name}={cls.default_realloc}" in text
+
+
+def test_cli_rejects_an_unknown_mode(trace_file, tmp_path):
+    r = subprocess.run([PYTHON, "-m", "emulation.fluid", str(trace_file), "--policy", "varys",
+                        "-o", str(tmp_path / "o"), "--realloc", "sometimes"], cwd=REPO,
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "invalid choice" in r.stderr

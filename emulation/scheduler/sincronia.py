@@ -19,6 +19,9 @@ class Sincronia(Policy):
 
     name = "sincronia"
     default_realloc = "coflow"  # the order is recomputed at coflow arrival / departure
+    # the order depends only on the set of active coflows (kept between its changes), so
+    # under realloc="flow" the engine need not ask again at flow completions
+    same_decision_at_flow_completions = True
 
     def __init__(self) -> None:
         self._ids: tuple[str, ...] | None = None
