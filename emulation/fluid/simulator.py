@@ -23,7 +23,8 @@ do under a scheduler that re-prioritises at coflow events (Sincronia's own simul
 the packet backend's scheduler process). Flows end at their exact times in every mode.
 
 Events that only complete flows under kept classes (``"queues"``, or ``"flow"`` with a
-policy that declares ``same_decision_at_flow_completions``: fair sharing) run in
+policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincronia and
+``beamer``) run in
 compiled loops that recompute the rates with the same arithmetic as the Python path:
 ``kernels.flow_events`` for one class, ``kernels.queue_events`` for several.
 ``reuse_decisions=False`` takes the Python path instead (and, under ``"flow"``, asks the
