@@ -215,7 +215,7 @@ def main() -> int:
                     help="leave out the 1,024-host cluster rows (the longest part)")
     ap.add_argument("--queues-offline", action="store_true",
                     help="add offline Sincronia on FB with realloc=queues (the setting of "
-                         "docs/sincronia-check.md; NN minutes per repetition here)")
+                         "docs/sincronia-check.md; about 19 minutes per repetition here)")
     args = ap.parse_args()
     if args.reps < 1:
         ap.error("--reps must be >= 1")

@@ -1,6 +1,8 @@
-"""Build tiny traces by hand for exact-time tests, and random flows for property tests."""
+"""Build tiny traces by hand for exact-time tests, random flows and traces for property
+tests, and compare two runs' records exactly."""
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import strategies as st
 
 from workloads.trace import App, CoflowSpec, Flow, Job, Stage, Trace
@@ -30,3 +32,29 @@ def draw_flow(draw, hosts: int, max_bytes: int) -> tuple[int, int, int]:
     src = draw(st.integers(0, hosts - 1))
     dst = draw(st.integers(0, hosts - 2))
     return src, dst + 1 if dst >= src else dst, draw(st.integers(1, max_bytes))
+
+
+@st.composite
+def one_stage_traces(draw, hosts: int = 4, max_apps: int = 3, max_flows: int = 5):
+    """Random traces: 1..max_apps one-stage apps arriving at 0, 1 or 2.5 s, each of 1-3
+    jobs (1-2 iterations, compute 0-1 s) of 1-2 coflows of 1..max_flows flows of <= 50 B."""
+    apps = []
+    for a in range(draw(st.integers(1, max_apps))):
+        jobs = [{"id": f"a{a}j{j}", "iters": draw(st.integers(1, 2)),
+                 "compute_s": draw(st.sampled_from([0.0, 0.5, 1.0])),
+                 "coflows": [[draw_flow(draw, hosts, 50)
+                              for _ in range(draw(st.integers(1, max_flows)))]
+                             for _ in range(draw(st.integers(1, 2)))]}
+                for j in range(draw(st.integers(1, 3)))]
+        apps.append({"id": f"a{a}", "arrival_s": draw(st.sampled_from([0.0, 1.0, 2.5])),
+                     "stages": [{"id": f"a{a}s0", "jobs": jobs}]})
+    return tiny_trace(apps, hosts=hosts)
+
+
+def assert_same_records(a, b) -> None:
+    """Two runs' flow, coflow and stage records are identical (floats bit for bit)."""
+    for col in ("start_s", "end_s", "size_bytes", "release_s"):
+        assert np.array_equal(a.flows[col], b.flows[col]), col
+    assert list(a.flows["flow_id"]) == list(b.flows["flow_id"])
+    assert a.coflows == b.coflows
+    assert a.stages == b.stages

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import POLICIES, make_policy
 from emulation.topology import big_switch, leaf_spine
-from tests.helpers import draw_flow, tiny_trace
+from tests.helpers import assert_same_records, one_stage_traces, tiny_trace
 from workloads.config import build
 from workloads.generator import WorkloadConfig, generate
 
@@ -21,12 +21,7 @@ def _run(trace, topo, reuse, policy="fair", **kw):
     return sim, sim.run()
 
 
-def _assert_same(a, b):
-    for col in ("start_s", "end_s", "size_bytes", "release_s"):
-        assert np.array_equal(a.flows[col], b.flows[col]), col
-    assert list(a.flows["flow_id"]) == list(b.flows["flow_id"])
-    assert a.coflows == b.coflows
-    assert a.stages == b.stages
+_assert_same = assert_same_records
 
 
 def test_three_flows_on_one_uplink_by_hand():
@@ -92,18 +87,8 @@ def test_generated_hpo_trace_identical_with_and_without_reuse():
     _assert_same(res, res_ref)
 
 
-@st.composite
-def traces(draw):
-    apps = []
-    for a in range(draw(st.integers(1, 3))):
-        jobs = [{"id": f"a{a}j{j}", "iters": draw(st.integers(1, 2)),
-                 "compute_s": draw(st.sampled_from([0.0, 0.5, 1.0])),
-                 "coflows": [[draw_flow(draw, HOSTS, 50) for _ in range(draw(st.integers(1, 5)))]
-                             for _ in range(draw(st.integers(1, 2)))]}
-                for j in range(draw(st.integers(1, 3)))]
-        apps.append({"id": f"a{a}", "arrival_s": draw(st.sampled_from([0.0, 1.0, 2.5])),
-                     "stages": [{"id": f"a{a}s0", "jobs": jobs}]})
-    return tiny_trace(apps, hosts=HOSTS)
+def traces():
+    return one_stage_traces(hosts=HOSTS, max_apps=3, max_flows=5)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
