@@ -1107,7 +1107,9 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
       a permutation and applied once, on return.
 
     Same stops and return values as ``flow_events``; the finished flows of the event
-    left to the caller are given as row indices of the compacted arrays, ascending."""
+    left to the caller are given as row indices of the compacted arrays, ascending. The
+    completed-flow records of one event are written in moving-list order, not row order
+    (``ClusterState.records`` sorts them)."""
     nl = cap.shape[0]
     P = path_links.shape[1]
     tiny = _tolerance(cap)

@@ -143,3 +143,99 @@ def test_sincronia_matches_its_own_simulator_on_the_first_50_fb_coflows(tmp_path
     avg = float(np.mean([c["cct_s"] for c in res.coflows]))
     assert len(res.coflows) == 50
     assert avg == pytest.approx(4.994, rel=0.04)
+
+
+def _random_state(rng):
+    """A random active-flow state: links, paths of 0-4 hops (dummy-padded), flows in
+    2-15 classes (some empty), zero-size flows, NaN first-byte times, some timers."""
+    L = int(rng.integers(2, 21))
+    P = int(rng.integers(1, 5))
+    npaths = int(rng.integers(1, 40))
+    pl = np.full((npaths, P), L, dtype=np.int64)
+    for p in range(npaths):
+        hops = int(rng.integers(0 if rng.random() < 0.1 else 1, min(P, L) + 1))
+        pl[p, :hops] = rng.choice(L, size=hops, replace=False)
+    scale = rng.random(L) if rng.random() < 0.5 else np.ones(L)
+    cap = np.append(rng.choice([1.0, 2.0, 8.0], size=L) * scale + 0.01, np.inf)
+    n = int(rng.integers(1, 80))
+    ncoflows = int(rng.integers(1, 20))
+    ncls = int(rng.integers(2, 16))
+    size = rng.choice([0.0, 1.0, 2.0, 3.0, 5.0, 7.0, 13.0, 50.0, 1e6], size=n)
+    cf = rng.integers(0, ncoflows, size=n).astype(np.int64)
+    return dict(
+        pl=pl, cap=cap, n=n, ncls=ncls,
+        cls_of=rng.integers(0, ncls, size=ncoflows).astype(np.int64),
+        cols=[np.arange(n, dtype=np.int64) + 100, cf,
+              rng.integers(0, npaths, size=n).astype(np.int64),
+              size * rng.choice([1.0, 0.5, 0.3], size=n),
+              np.where(rng.random(n) < 0.5, np.nan, 0.0), None, 1e-9 * size + 1e-6],
+        # flows left per coflow: some coflows have flows not yet released (never complete)
+        c_left=np.bincount(cf, minlength=ncoflows) + (rng.random(ncoflows) < 0.8),
+        t_timer=float(rng.choice([np.inf, np.inf, 3.0, 10.0, 0.5])))
+
+
+def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, owners):
+    """The engine's Python path for flow-only events: time_to_finish, advance, the stop
+    rules, retire_flows, priority_rates; returns what queue_events returns."""
+    from emulation import kernels as K
+    n, now, steps, done = s["n"], 0.0, 0, []
+    w0 = np.zeros(len(s["pl"]), dtype=np.int64)
+    lmap = np.full(len(s["cap"]), -1, dtype=np.int64)
+    while True:
+        ttf = np.empty(n)
+        first = K.time_to_finish(rem[:n], rate[:n], ttf, start[:n], now)
+        t_next = min(s["t_timer"], now + first)
+        if not np.isfinite(t_next):
+            return now, n, steps, done, False, None, None
+        dt, t_prev, now = max(0.0, t_next - now), now, max(now, t_next)
+        fin = K.advance(rem[:n], rate[:n], ttf, tol[:n], dt, 1e-9)
+        ends = np.minimum(t_prev + ttf[fin], now)
+        left = c_left.copy()
+        np.subtract.at(left, cf[fin], 1)
+        if len(fin) == 0 or s["t_timer"] <= now + 1e-9 or (left[cf[fin]] == 0).any():
+            return now, n, steps, done, True, fin, ends
+        c_left[:] = left
+        done += [(tf[i], cf[i], e if np.isnan(start[i]) else start[i], e)
+                 for i, e in zip(fin, ends)]
+        n = K.retire_flows(fin, n, tf, cf, pid, rem, start, rate, tol, pf, lf, s["pl"])
+        rate[:n] = K.priority_rates(pid[:n], cf[:n], s["cls_of"], s["ncls"], pf, lf, s["pl"],
+                                    ptr, owners, s["cap"], w0, lmap)
+        steps += 1
+
+
+def test_kernel_equals_the_python_loop_on_random_states():
+    """Row for row (so the active rows' order too), with the flow counts per path and
+    link, flows left per coflow, completed-flow records and the event handed back."""
+    from emulation import kernels as K
+    from emulation.fluid.allocation import link_index
+    rng = np.random.default_rng(2026)
+    multi_step = 0
+    for _ in range(400):
+        s = _random_state(rng)
+        n, pl, nl = s["n"], s["pl"], len(s["cap"])
+        ptr, owners = link_index(pl, nl)
+        pid = s["cols"][2]
+        pf = np.bincount(pid, minlength=len(pl)).astype(np.int64)
+        lf = np.bincount(pl[pid].ravel(), minlength=nl).astype(np.int64)
+        s["cols"][5] = K.priority_rates(pid, s["cols"][1], s["cls_of"], s["ncls"], pf, lf, pl,
+                                        ptr, owners, s["cap"], np.zeros(len(pl), dtype=np.int64),
+                                        np.full(nl, -1, dtype=np.int64))
+        a = [c.copy() for c in s["cols"]] + [s["c_left"].astype(np.int64), pf.copy(), lf.copy()]
+        b = [c.copy() for c in a]
+        now, m, steps, done, adv, fin, ends = _python_loop(s, *a, ptr, owners)
+        out = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n), np.empty(n))
+        got = K.queue_events(0.0, s["t_timer"], 1e-9, n, *b[:7], b[7], s["cls_of"], s["ncls"],
+                             b[8], b[9], pl, s["cap"], np.empty(n), *out)
+        assert got[:3] == (now, m, steps) and got[4] == adv
+        for x, y in zip(b[:7], a[:7]):
+            assert np.array_equal(x[:m], y[:m], equal_nan=True)
+        for x, y in zip(b[7:], a[7:]):
+            assert np.array_equal(x, y)
+        recs = sorted(zip(*(o[:got[3]].tolist() for o in out)))
+        assert len(recs) == len(done) and all(
+            r[:2] == d[:2] and r[3] == d[3] and (r[2] == d[2] or np.isnan(r[2]) and np.isnan(d[2]))
+            for r, d in zip(recs, sorted(done)))
+        if adv:
+            assert np.array_equal(got[5], fin) and np.array_equal(got[6], ends)
+        multi_step += steps > 1
+    assert multi_step > 50  # the walk, the skips and the permutation were exercised

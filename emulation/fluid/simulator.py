@@ -20,7 +20,10 @@ flow that finishes before the rest of its coflow leaves its share idle until the
 such event. ``"queues"``: the policy is asked at those coflow-level events only, and its
 classes re-share the rates at every flow completion, as strict-priority switch queues
 do under a scheduler that re-prioritises at coflow events (Sincronia's own simulator;
-the packet backend's scheduler process). Flows end at their exact times in every mode.
+the packet backend's scheduler process); under MADD allocation it keeps the SEBF ranks
+and reruns MADD on the remaining bytes at each flow completion (a rate-setting
+scheduler between its decisions, neither Varys as published nor priority queues).
+Flows end at their exact times in every mode.
 
 Events that only complete flows under kept classes (``"queues"``, or ``"flow"`` with a
 policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincronia and
@@ -90,7 +93,7 @@ class FluidSimulator:
         self._classes = np.zeros(0, dtype=np.int64)  # last decision: class per coflow id
         self._num_classes = 0
         self.num_decisions = 0
-        self.num_reused_decisions = 0  # of those, made in compiled code (flow events)
+        self.num_reused_decisions = 0  # of those, made in compiled code (flow-only events)
         self.invariant_checks = 0
         self._wakes: list[tuple[int, float]] = []
 
@@ -219,7 +222,9 @@ class FluidSimulator:
 
     def _reallocate(self, *, decide: bool = True) -> None:
         """New rates for the active flows: ask the policy (``decide``) or keep its last
-        decision (``realloc="queues"`` after a flow completion; its wake-ups stand)."""
+        decision (after a flow completion under ``realloc="queues"``, or under ``"flow"``
+        for a policy that declares ``same_decision_at_flow_completions``; its wake-ups
+        stand)."""
         st = self.state
         if not decide:
             self.num_decisions += 1
