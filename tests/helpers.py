@@ -58,3 +58,14 @@ def assert_same_records(a, b) -> None:
     assert list(a.flows["flow_id"]) == list(b.flows["flow_id"])
     assert a.coflows == b.coflows
     assert a.stages == b.stages
+
+
+def small_hyperband_trace(seed: int):
+    """A generated trace of 3 Hyperband apps (R = 9, eta = 3, 2- and 4-GPU ResNet-50
+    trials) on 16 hosts, for comparing two engine paths on realistic structure."""
+    from workloads.config import build
+    from workloads.generator import WorkloadConfig, generate
+    return generate(build(WorkloadConfig, {
+        "seed": seed, "num_apps": 3, "algorithm": "hyperband", "max_resource": 9, "eta": 3,
+        "iterations_per_unit": 2, "gpu_mix": {"2": 1, "4": 1}, "models": {"resnet50": 1},
+        "num_hosts": 16, "arrival_rate_per_s": 0.2}, "workload"))

@@ -8,9 +8,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import POLICIES, make_policy
 from emulation.topology import big_switch, leaf_spine
-from tests.helpers import assert_same_records, one_stage_traces, tiny_trace
-from workloads.config import build
-from workloads.generator import WorkloadConfig, generate
+from tests.helpers import (assert_same_records, one_stage_traces,
+                           small_hyperband_trace, tiny_trace)
 
 HOSTS = 4
 
@@ -74,11 +73,7 @@ def test_only_policies_that_declare_it_skip_decisions():
 
 
 def test_generated_hpo_trace_identical_with_and_without_reuse():
-    cfg = build(WorkloadConfig, {"seed": 5, "num_apps": 3, "algorithm": "hyperband",
-                                 "max_resource": 9, "eta": 3, "iterations_per_unit": 2,
-                                 "gpu_mix": {"2": 1, "4": 1}, "models": {"resnet50": 1},
-                                 "num_hosts": 16, "arrival_rate_per_s": 0.2}, "workload")
-    trace = generate(cfg)
+    trace = small_hyperband_trace(5)
     topo = leaf_spine(4, 4, 2, 10e9, oversubscription=2.0)
     sim, res = _run(trace, topo, reuse=True)
     ref, res_ref = _run(trace, topo, reuse=False)

@@ -13,10 +13,9 @@ from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import make_policy
 from emulation.scheduler.base import Decision, Policy
 from emulation.topology import big_switch, leaf_spine
-from tests.helpers import assert_same_records, one_stage_traces, tiny_trace
+from tests.helpers import (assert_same_records, one_stage_traces,
+                           small_hyperband_trace, tiny_trace)
 from workloads import coflow_benchmark
-from workloads.config import build
-from workloads.generator import WorkloadConfig, generate
 
 HOSTS = 4
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,11 +104,7 @@ def test_sincronia_keeps_its_promise_under_realloc_flow(trace, policy, classes):
 
 
 def test_generated_hpo_trace_identical_with_and_without_the_compiled_loop():
-    cfg = build(WorkloadConfig, {"seed": 7, "num_apps": 3, "algorithm": "hyperband",
-                                 "max_resource": 9, "eta": 3, "iterations_per_unit": 2,
-                                 "gpu_mix": {"2": 1, "4": 1}, "models": {"resnet50": 1},
-                                 "num_hosts": 16, "arrival_rate_per_s": 0.2}, "workload")
-    trace = generate(cfg)
+    trace = small_hyperband_trace(7)
     topo = leaf_spine(4, 4, 2, 10e9, oversubscription=2.0)
     for policy in ("sincronia", "beamer"):
         sim, res = _run(trace, topo, True, policy)
