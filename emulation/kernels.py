@@ -1489,3 +1489,18 @@ def warm_up() -> None:
     max_scaled_rows(X, 8.0, np.ones(2))
     max_scaled_rows(X[:, :1], 8.0, np.ones(1))
     stage_link_bytes(pid, pid, pid, pid, pid, ptr[:3], pid, ones, ptr[:3], pid, ones, X, 2, 2)
+    # the policies' read-only views pass read-only arrays, a distinct specialisation each
+    # (compiled at first call otherwise: inside a timed run)
+    ro_pid, ro_one, ro_x = _read_only(pid), _read_only(np.ones(2)), _read_only(X)
+    coflow_link_bytes(ro_pid, pid, pid, ones, path_links, 2, 3)
+    stage_link_bytes(ro_pid, pid, pid, pid, pid, ptr[:3], pid, ones, ptr[:3], pid, ones, X,
+                     2, 2)
+    max_scaled_rows(ro_x, 8.0, ro_one)
+    max_scaled_rows(ro_x[:, :1], 8.0, ro_one[:1])
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``a``."""
+    a = a.copy()
+    a.flags.writeable = False
+    return a
