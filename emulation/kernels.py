@@ -457,7 +457,7 @@ def madd_rates(pid, cf, rank_of, remaining, path_links, ptr, owners, cap):
                 g = d[l] / c[l]
                 if g > gamma:
                     gamma = g
-        if not full:
+        if not full and gamma > 0:  # (gamma 0: nothing left to send; backfill only)
             for j in range(a, b):
                 i = order[j]
                 rate[i] = remaining[i] / gamma

@@ -49,6 +49,8 @@ def _mutate(src, tmp_path, fn):
     (lambda L: L.__setitem__(3, "3 13122 2 66"), 4, "expected"),
     (lambda L: L.__setitem__(1, "1 0 1 999 1 65:1.0"), 2, "bad port"),
     (lambda L: L.__setitem__(5, L[5].rsplit(" ", 1)[0]), 6, "num_reducers"),
+    # 1e-7 MB = 0.1 byte: rounds to an empty coflow, which would never complete
+    (lambda L: L.__setitem__(1, "1 0 1 22 1 65:0.0000001"), 2, "no byte to send"),
 ])
 def test_malformed_copy_fails_with_line_number(fb_trace_path, tmp_path, mutation, line, needle):
     p = _mutate(fb_trace_path, tmp_path, mutation)

@@ -13,8 +13,9 @@ add up to exactly ``MB * 2^20``).
 Each coflow becomes one app with one stage holding one job of one iteration with no
 compute, released at its arrival time. Endpoints are ports (``endpoints = "ports"``),
 mapped to hosts ``h<port>`` of a big switch; a mapper and reducer on the same port give a
-flow that crosses that port's ingress and egress link. Any malformed line raises
-``TraceError`` naming the file and line number.
+flow that crosses that port's ingress and egress link. Any malformed line (a coflow
+whose bytes all round to 0 included) raises ``TraceError`` naming the file and line
+number.
 """
 from __future__ import annotations
 
@@ -104,6 +105,9 @@ def load(path: str | Path) -> Trace:
                 size = base + (1 if i < rem else 0)
                 if size > 0:
                     flows.append(Flow(hosts[m], dst, size))
+        if not flows:  # every reducer's MB rounds to 0 bytes: a coflow that never ends
+            fail(lineno, f"coflow {cid} has no byte to send (its reducers' MB round to "
+                         "0 bytes)")
         app_id = f"c{cid}"
         job = Job(job_id=f"{app_id}/j0", trial_id=f"{app_id}/j0", model="shuffle",
                   pattern="shuffle", hosts=(), iterations=1, compute_s=0.0,
