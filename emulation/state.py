@@ -21,6 +21,7 @@ import pandas as pd
 
 from emulation import kernels
 from emulation.records import FLOW_COLUMNS
+from workloads.hpo import planned_successors
 from emulation.scheduler.base import View
 from emulation.topology import Topology
 from workloads.trace import Trace
@@ -114,6 +115,8 @@ class ClusterState:
         arrival = {a.app_id: a.arrival_s for a in self.trace.apps}
         self.stage_app = [s.app_id for s in stages]
         self.stage_weight = np.array([s.weight for s in stages], dtype=float)
+        followed = planned_successors(self.trace)
+        self.stage_followed = np.array([s.stage_id in followed for s in stages], dtype=bool)
         self.stage_arrival = np.array(
             [0.0 if self.release_at_zero else arrival[s.app_id] for s in stages])
         self.stage_deps_left = np.array([len(s.depends_on) for s in stages], dtype=np.int64)
@@ -451,18 +454,26 @@ class ClusterState:
             rem = np.bincount(c_local[self.a_cf], weights=self.a_rem, minlength=C)
             return np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]) - rem
 
-        def stage_link_bytes() -> np.ndarray:
+        def remaining_link_bytes(rows: np.ndarray, num_rows: int) -> np.ndarray:
+            """Bytes every remaining iteration of each active job puts on each link,
+            summed into row ``rows[k]`` for job ``jobs[k]``."""
             if not len(jobs):
-                return np.zeros((len(stages), L))
+                return np.zeros((num_rows, L))
             ph = self.job_phase[jobs]
             full = self.job_iters[jobs] - self.job_iter[jobs] - (ph >= 0)
             inflight_t = np.where(ph >= 0, self.job_t0[jobs] + ph, -1)
             cur = np.where(ph >= 0, c_local[self.job_coflow[jobs]], -1)
             clb = coflow_link_bytes() if (cur >= 0).any() else np.zeros((0, L))
-            s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
-            return kernels.stage_link_bytes(jobs, s_row, full, inflight_t, cur,
+            return kernels.stage_link_bytes(jobs, rows, full, inflight_t, cur,
                                             *self.job_lb_csr, *self.tmpl_after_csr,
-                                            np.ascontiguousarray(clb), len(stages), L)
+                                            np.ascontiguousarray(clb), num_rows, L)
+
+        def stage_link_bytes() -> np.ndarray:
+            s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
+            return remaining_link_bytes(s_row, len(stages))
+
+        def job_link_bytes() -> np.ndarray:
+            return remaining_link_bytes(np.arange(len(jobs), dtype=np.int64), len(jobs))
 
         def critical_path() -> np.ndarray:
             ph = self.job_phase[jobs]
@@ -499,12 +510,14 @@ class ClusterState:
             coflow_sent_bytes=coflow_sent,
             coflow_link_bytes=coflow_link_bytes,
             stage_weight=lambda: self.stage_weight[stages],
+            stage_followed=lambda: self.stage_followed[stages],
             stage_start_s=lambda: self.stage_start[stages],
             stage_link_bytes=stage_link_bytes,
             job_stage=lambda: np.array([s_local[int(s)] for s in self.job_stage[jobs]],
                                        dtype=np.int64),
             job_remaining_iterations=lambda: self.job_iters[jobs] - self.job_iter[jobs],
             job_critical_path_s=critical_path,
+            job_link_bytes=job_link_bytes,
         )
         return view, cids
 

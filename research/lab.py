@@ -35,7 +35,29 @@ SCENARIOS = {  # name -> (workload overrides, topology overrides)
     "ls2": ({}, {"kind": "leaf_spine", "hosts_per_leaf": 4, "num_spines": 2,
                  "oversubscription": 2.0}),
     "rate25": ({}, {"link_rate_bps": 25e9}),
+    # tuner regimes (random search, ASHA, chained SHA, mixed tenants): 8 apps of the base
+    # mix, 1 s apart unless "burst" (100/s)
+    "rs8": ({"algorithm": "random", "random_num_trials": 8, "random_budget": 1.0}, {}),
+    "rs4": ({"algorithm": "random", "random_num_trials": 4, "random_budget": 1.0}, {}),
+    "rs8burst": ({"algorithm": "random", "random_num_trials": 8, "random_budget": 1.0,
+                  "arrival_rate_per_s": 100.0}, {}),
+    "rs4long": ({"algorithm": "random", "random_num_trials": 4, "random_budget": 3.0}, {}),
+    "asha": ({"algorithm": "asha", "asha_num_trials": 9, "eta": 9}, {}),
+    "asha3": ({"algorithm": "asha", "asha_num_trials": 9, "eta": 3}, {}),
+    "sha": ({"algorithm": "sha", "sha_num_configs": 9, "eta": 3}, {}),
+    "mix": ({"num_apps": 16, "algorithm": "mix", "tenants": [
+        {"algorithm": "random", "random_num_trials": 8, "random_budget": 1.0},
+        {"algorithm": "sha", "sha_num_configs": 9, "eta": 3}]}, {}),
+    "mix4": ({"num_apps": 12, "algorithm": "mix", "tenants": [
+        {"algorithm": "random", "random_num_trials": 4, "random_budget": 3.0},
+        {"algorithm": "sha", "sha_num_configs": 9, "eta": 3},
+        {"algorithm": "asha", "asha_num_trials": 9, "eta": 3},
+        {"algorithm": "hyperband"}]}, {}),
+    "rs8ps": ({"algorithm": "random", "random_num_trials": 8, "random_budget": 1.0,
+               "sync_pattern": "ps", "gpu_mix": {"2": 1.0, "4": 1.0}}, {}),
 }
+REGIMES = ["rs8", "rs4", "rs8burst", "rs4long", "asha", "asha3", "sha", "mix", "mix4", "rs8ps",
+           "base", "ps"]
 TRAINING_SEEDS = (1, 2, 3)
 
 
@@ -57,6 +79,8 @@ def run_one(task: tuple[str, int, str, dict]) -> dict:
     params = dict(params)
     if "down" in params:
         params["downstream"] = variants.downstream_time(trace, topo, params.pop("down"))
+    if params.pop("chain", False):
+        params["chained"] = variants.chained_stages(trace)
     if params.pop("dl", False):
         params["downloads"] = variants.downstream_loads(trace, topo)
     t0 = time.time()

@@ -6,6 +6,7 @@ import numpy as np
 from emulation.scheduler import POLICIES
 from emulation.scheduler.base import Decision, Policy, View
 from emulation.scheduler.bssi import bssi_order
+from emulation.scheduler.sincronia import Sincronia
 
 
 def stage_est_s(view: View) -> np.ndarray:
@@ -148,8 +149,164 @@ class CritBSSI(Policy):
         return Decision(order=order)
 
 
+def _criticality(view: View, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per active job: critical (remaining critical path within ``tol`` of its stage's
+    longest) and that stage's longest remaining critical path."""
+    cp = view.job_critical_path_s
+    smax = np.zeros(len(view.stage_ids))
+    if len(cp):
+        np.maximum.at(smax, view.job_stage, cp)
+    return cp >= smax[view.job_stage] * (1.0 - tol), smax
+
+
+class CritStage(Policy):
+    """Stage BSSI on the loads of each stage's critical jobs (``loads="crit"``) or of all
+    its jobs (``"all"``); coflows of critical jobs first (``tiers``), each tier by stage
+    rank, then job critical path, then release."""
+    name = "x-crit-stage"
+
+    def __init__(self, tol: float = 0.02, loads: str = "crit", tiers: bool = True,
+                 online: bool = False):
+        self.tol, self.loads, self.tiers, self.online = tol, loads, tiers, online
+        self._ids = None
+        self._order_ids: list[str] = []
+
+    def decide(self, view: View) -> Decision:
+        n = view.num_coflows
+        if n == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        if self.online and view.coflow_ids == self._ids:
+            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
+            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+        crit, _ = _criticality(view, self.tol)
+        S = len(view.stage_ids)
+        if self.loads == "crit":
+            R = np.zeros((S, len(view.capacity_bps)))
+            jl = view.job_link_bytes
+            np.add.at(R, view.job_stage[crit], jl[crit])
+        else:
+            R = view.stage_link_bytes
+        sorder = bssi_order(R, view.stage_weight, view.capacity_bps)
+        srank = np.empty(S, dtype=np.int64)
+        srank[sorder] = np.arange(S)
+        tier = (~crit[view.coflow_job]).astype(np.int64) if self.tiers else np.zeros(n, np.int64)
+        order = np.lexsort((view.coflow_seq, -view.job_critical_path_s[view.coflow_job],
+                            srank[view.coflow_stage], tier))
+        self._ids = view.coflow_ids
+        self._order_ids = [view.coflow_ids[i] for i in order]
+        return Decision(order=order)
+
+
+class JobBSSI(Policy):
+    """BSSI over active jobs (remaining loads), weight = stage weight / (critical jobs of the
+    stage) if critical (``share``) or 1, x ``slack_w`` if not; coflows by job rank."""
+    name = "x-job-bssi"
+
+    def __init__(self, tol: float = 0.02, slack_w: float = 0.1, share: bool = True):
+        self.tol, self.slack_w, self.share = tol, slack_w, share
+
+    def decide(self, view: View) -> Decision:
+        n = view.num_coflows
+        if n == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        crit, _ = _criticality(view, self.tol)
+        w = view.stage_weight[view.job_stage] * np.where(crit, 1.0, self.slack_w)
+        if self.share:
+            ncrit = np.bincount(view.job_stage[crit], minlength=len(view.stage_ids))
+            w = w / np.maximum(ncrit[view.job_stage], 1)
+        jorder = bssi_order(view.job_link_bytes, w, view.capacity_bps)
+        jrank = np.empty(len(jorder), dtype=np.int64)
+        jrank[jorder] = np.arange(len(jorder))
+        order = np.lexsort((view.coflow_seq, jrank[view.coflow_job]))
+        return Decision(order=order)
+
+
+class WsptCoflow(Sincronia):
+    """Online coflow BSSI, weight = beamer's x 1 / (remaining iterations of the job)^gamma:
+    a coflow stands for its share of its job's remaining work."""
+    name = "x-wspt"
+
+    def __init__(self, tol: float = 0.02, slack_w: float = 0.1, gamma: float = 1.0):
+        super().__init__()
+        self.tol, self.slack_w, self.gamma = tol, slack_w, gamma
+
+    def weights(self, view: View) -> np.ndarray:
+        crit, _ = _criticality(view, self.tol)
+        w = view.stage_weight[view.job_stage] * np.where(crit, 1.0, self.slack_w)
+        w = w / np.maximum(view.job_remaining_iterations, 1) ** self.gamma
+        return w[view.coflow_job]
+
+
+class Hybrid(Policy):
+    """``beamer``'s coflow order; the positions it gives to coflows of *free* stages (no
+    successor certain in the tuner's plan: random search, ASHA segments, final rungs) are
+    refilled with those coflows in stage-BSSI order (``free="sbssi"``) or x-wspt order
+    (``"wspt"``). ``mode="first"``: free coflows ahead of all chained ones instead."""
+    name = "x-hybrid"
+
+    def __init__(self, chained: frozenset | set | None = None, free: str = "sbssi",
+                 mode: str = "refill", slack_weight: float = 0.1, tol: float = 0.02,
+                 online: bool = False):
+        from emulation.scheduler.beamer import Beamer
+        self.chained = frozenset(chained or ())
+        self.free, self.mode = free, mode
+        self.beamer = Beamer(slack_weight=slack_weight, critical_tolerance=tol)
+        self.tol, self.slack_w = tol, slack_weight
+        self.online = online
+        self._ids = None
+        self._order_ids: list[str] = []
+
+    def decide(self, view: View) -> Decision:
+        n = view.num_coflows
+        if n == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        if self.online and view.coflow_ids == self._ids:
+            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
+            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+        order = self._decide(view)
+        self._ids = view.coflow_ids
+        self._order_ids = [view.coflow_ids[i] for i in order]
+        return Decision(order=order)
+
+    def _decide(self, view: View) -> np.ndarray:
+        base = self.beamer.decide(view).order
+        st_free = np.array([sid not in self.chained for sid in view.stage_ids], dtype=bool)
+        c_free = st_free[view.coflow_stage]
+        if not c_free.any():
+            return base
+        fidx = np.flatnonzero(c_free)
+        if self.free == "sbssi":
+            S = len(view.stage_ids)
+            sel = np.flatnonzero(st_free)
+            so = sel[bssi_order(view.stage_link_bytes[sel], view.stage_weight[sel],
+                                view.capacity_bps)]
+            srank = np.full(S, S, dtype=np.int64)
+            srank[so] = np.arange(len(so))
+            key = np.lexsort((view.coflow_seq[fidx], -view.job_critical_path_s[view.coflow_job[fidx]],
+                              srank[view.coflow_stage[fidx]]))
+        else:
+            crit, _ = _criticality(view, self.tol)
+            w = view.stage_weight[view.job_stage] * np.where(crit, 1.0, self.slack_w)
+            if self.free == "wspt-stage":
+                rem = np.zeros(len(view.stage_ids))
+                np.add.at(rem, view.job_stage[crit], view.job_remaining_iterations[crit])
+                w = (w / np.maximum(rem[view.job_stage], 1))[view.coflow_job[fidx]]
+            else:
+                w = (w / np.maximum(view.job_remaining_iterations, 1))[view.coflow_job[fidx]]
+            seq = np.argsort(view.coflow_seq[fidx], kind="stable")
+            key = seq[bssi_order(view.coflow_link_bytes[fidx][seq], w[seq], view.capacity_bps)]
+        free_sorted = fidx[key]
+        if self.mode == "first":
+            rest = base[~c_free[base]]
+            return np.concatenate([free_sorted, rest])
+        order = base.copy()
+        order[c_free[base]] = free_sorted
+        return order
+
+
 CANDIDATES: dict[str, type[Policy]] = {**POLICIES, **{c.name: c for c in (AppSRPT, StageBSSIDown,
-                                                                         CritBSSI)}}
+                                                                         CritBSSI, CritStage, JobBSSI,
+                                                                         WsptCoflow, Hybrid)}}
 
 
 def make(name: str, **params) -> Policy:
@@ -209,3 +366,15 @@ def downstream_loads(trace, topo):
         ii = [idx[c] for c in seen]
         out[sid] = (R[ii].sum(axis=0), float(tot[ii].sum()), float(cp[ii].sum()))
     return out
+
+
+def chained_stages(trace) -> frozenset:
+    """Stages whose completion certainly releases a successor in the tuner's plan: SHA and
+    Hyperband rungs with a dependent (ASHA promotions depend on results: not counted)."""
+    out = set()
+    for app in trace.apps:
+        if app.algorithm == "asha":
+            continue
+        for st in app.stages:
+            out.update(st.depends_on)
+    return frozenset(out)

@@ -9,7 +9,7 @@ from workloads.trace import App, CoflowSpec, Flow, Job, Stage, Trace
 
 
 def tiny_trace(apps: list[dict], hosts: int = 4) -> Trace:
-    """apps: [{"id", "arrival_s", "stages": [{"id", "deps", "jobs": [{"id", "iters",
+    """apps: [{"id", "arrival_s", "algorithm" (default "test"), "stages": [{"id", "deps", "jobs": [{"id", "iters",
     "compute_s", "coflows": [[(src, dst, bytes), ...], ...]}]}]}]"""
     out = []
     for a in apps:
@@ -22,7 +22,8 @@ def tiny_trace(apps: list[dict], hosts: int = 4) -> Trace:
                                   for c in j["coflows"]))
                 for j in s["jobs"])
             stages.append(Stage(s["id"], a["id"], s.get("weight", 1.0), tuple(s.get("deps", ())), jobs))
-        out.append(App(a["id"], a.get("arrival_s", 0.0), "test", tuple(stages)))
+        out.append(App(a["id"], a.get("arrival_s", 0.0), a.get("algorithm", "test"),
+                       tuple(stages)))
     return Trace(seed=0, endpoints="hosts", hosts=tuple(f"h{i}" for i in range(hosts)),
                  apps=tuple(out))
 

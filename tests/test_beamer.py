@@ -1,4 +1,5 @@
-"""Beamer (critical-job-weighted coflow BSSI): hand cases derived on paper, and properties.
+"""``beamer-coflow`` (critical-job-weighted coflow BSSI, the order ``beamer`` gives chained
+stages): hand cases derived on paper, and properties.
 
 All hand cases run on a big switch at 8 bit/s = 1 byte/s per link, so bytes are seconds.
 """
@@ -9,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import make_policy
 from emulation.scheduler.base import Decision
-from emulation.scheduler.beamer import Beamer
+from emulation.scheduler.beamer import Beamer, BeamerCoflow
 from emulation.scheduler.bssi import bssi_order
 from emulation.state import ClusterState
 from emulation.topology import big_switch
@@ -33,13 +34,13 @@ def test_two_stages_released_together_smaller_first():
     # X (4 bytes) and Y (2 bytes) on h3's downlink, both critical, weight 1: Smith's rule
     # serves Y first: Y ends 2, X ends 6 (avg 4; X first would give 4 and 6 -> avg 5)
     t = tiny_trace([one_job_stage("X", 4, src=0), one_job_stage("Y", 2, src=1)])
-    assert run(t, "beamer") == {"sX": 6.0, "sY": 2.0}
+    assert run(t, "beamer-coflow") == {"sX": 6.0, "sY": 2.0}
 
 
 def test_stage_weight_is_honoured():
     # weight 3 on X: w/p = 3/4 = 0.75 > 1/2 -> X first: X ends 4, Y ends 6
     t = tiny_trace([one_job_stage("X", 4, weight=3.0, src=0), one_job_stage("Y", 2, src=1)])
-    assert run(t, "beamer") == {"sX": 4.0, "sY": 6.0}
+    assert run(t, "beamer-coflow") == {"sX": 4.0, "sY": 6.0}
 
 
 def slack_case():
@@ -55,10 +56,10 @@ def test_non_critical_job_yields_to_another_stages_critical_job():
     # weights A1 1, A2 0.1, B1 1 on one link: ratios A1 0.1, A2 0.1, B1 1/3. Last: the tie
     # A1/A2 goes to the later, A2; scaling leaves A1 1 - 0.1*10 = 0, B1 1 - 0.1*3 = 0.7;
     # then A1 (0 < 0.7/3) is last of the two: order B1, A1, A2 -> B at 3, A1 13, A2 14.
-    assert run(slack_case(), "beamer") == {"sA": 14.0, "sB": 3.0}
+    assert run(slack_case(), "beamer-coflow") == {"sA": 14.0, "sB": 3.0}
     # unweighted (slack_weight 1) it is Sincronia's coflow order: A2 (ratio 1) first, B1
     # (1/3), A1 (1/10): A2 at 1, B at 4, A1 at 14
-    assert run(slack_case(), "beamer", slack_weight=1.0) == {"sA": 14.0, "sB": 4.0}
+    assert run(slack_case(), "beamer-coflow", slack_weight=1.0) == {"sA": 14.0, "sB": 4.0}
     assert run(slack_case(), "sincronia") == {"sA": 14.0, "sB": 4.0}
 
 
@@ -70,11 +71,11 @@ def test_critical_tolerance_treats_near_equal_jobs_as_critical():
             {"id": "A1", "coflows": [[(0, 3, 200)]]}, {"id": "A2", "coflows": [[(1, 3, 198)]]}]}]},
         {"id": "B", "stages": [{"id": "sB", "jobs": [{"id": "B1", "coflows": [[(2, 3, 199)]]}]}]},
     ])
-    assert run(t, "beamer") == {"sA": 597.0, "sB": 397.0}
+    assert run(t, "beamer-coflow") == {"sA": 597.0, "sB": 397.0}
     # tolerance 0: A2 has slack, weight 0.1: ratios A1 0.005, A2 0.000505, B1 0.005025 ->
     # A2 last; scaling by 0.000505: A1 0.899/200 = 0.004495 < B1 0.8995/199 = 0.00452 ->
     # A1 last of the two: B1, A1, A2 -> B ends 199, A 597
-    assert run(t, "beamer", critical_tolerance=0.0) == {"sA": 597.0, "sB": 199.0}
+    assert run(t, "beamer-coflow", critical_tolerance=0.0) == {"sA": 597.0, "sB": 199.0}
 
 
 @pytest.mark.parametrize("kw", [{"slack_weight": 0.0}, {"slack_weight": 1.5},
@@ -82,6 +83,8 @@ def test_critical_tolerance_treats_near_equal_jobs_as_critical():
 def test_bad_parameters_are_rejected(kw):
     with pytest.raises(ValueError):
         Beamer(**kw)
+    with pytest.raises(ValueError):
+        BeamerCoflow(**kw)
 
 
 def test_unknown_parameter_is_rejected():
@@ -132,7 +135,7 @@ def test_order_is_weighted_bssi_recomputed_when_the_coflow_set_changes(trace):
     id) is kept, as in online Sincronia."""
     checked = []
 
-    class Spy(Beamer):
+    class Spy(BeamerCoflow):
         def decide(self, view):
             prev_ids, prev_order = self._ids, list(self._order_ids)
             got = super().decide(view).order

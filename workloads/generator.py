@@ -1,4 +1,4 @@
-"""Seeded synthetic HPO traces: apps arrive, run SHA / Hyperband / ASHA stages of trials.
+"""Seeded synthetic HPO traces: apps arrive, each runs one tuner's stages of trials.
 
 ``WorkloadConfig`` is the ``[workload]`` table of an experiment TOML; ``generate(cfg)``
 turns it into a ``Trace``. Same config (seed included) -> byte-identical trace.
@@ -15,13 +15,21 @@ Modelling choices (see docs/workloads.md for the rationale):
 - Hyperband: brackets s_max..0 run one after the other; each rung is a stage that starts
   when the previous stage of the app completed. Survivors of a rung are the best
   ``n_{i+1}`` by a seeded random score. ``resume_promoted`` trains only the extra units.
+- Random / grid search (``random``): one stage of ``random_num_trials`` trials, each
+  trained for ``random_budget`` units, no early stopping (Ray Tune's default FIFO
+  scheduler): the stage is the whole tuning job.
 - SHA: one bracket of ``sha_num_configs`` configs starting at ``sha_min_resource`` units.
 - ASHA: a stage is one trial's segment between two rungs (see ``hpo.asha``); it depends on
   the trial's previous segment and on the segment whose result promoted it.
+- Mixed tenants (``mix``): each app draws one entry of ``tenants`` (by its ``weight``) and
+  runs that tuner with the entry's parameters (unset ones come from ``[workload]``), as a
+  shared cluster sees tuners of several kinds at once. The draw comes first in the app's
+  random stream, so the other algorithms' traces are unchanged by this option.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import dataclasses
 from typing import Literal
 
 import numpy as np
@@ -33,6 +41,35 @@ from workloads.sync import parameter_server, ring_allreduce
 from workloads.trace import App, Job, Stage, Trace
 
 NOMINAL_RATE_BPS = 10e9  # used only to resolve ASHA promotion order (contention-free timing)
+TUNERS = ("random", "sha", "hyperband", "asha")  # what one app can run; "mix" draws one
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """One entry of ``workload.tenants``: a tuner, how often apps run it, its parameters.
+
+    Parameters left unset (``None``) take the ``[workload]`` value of the same name.
+    """
+
+    algorithm: Literal["random", "sha", "hyperband", "asha"]
+    weight: float = 1.0
+    max_resource: int | None = None
+    eta: int | None = None
+    random_num_trials: int | None = None
+    random_budget: float | None = None
+    sha_num_configs: int | None = None
+    sha_min_resource: float | None = None
+    asha_num_trials: int | None = None
+    asha_grace: float | None = None
+
+    def check(self, where: str = "tenant") -> None:
+        if self.weight < 0:
+            raise ConfigError(f"{where}.weight: must be >= 0")
+
+    def overrides(self) -> dict:
+        """The tuner fields this tenant sets (algorithm included)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "weight" and getattr(self, f.name) is not None}
 
 
 @dataclass(frozen=True)
@@ -42,9 +79,11 @@ class WorkloadConfig:
     seed: int = 1
     num_apps: int = 4
     arrival_rate_per_s: float = 0.05
-    algorithm: Literal["sha", "hyperband", "asha"] = "hyperband"
+    algorithm: Literal["random", "sha", "hyperband", "asha", "mix"] = "hyperband"
     max_resource: int = 9
     eta: int = 3
+    random_num_trials: int = 8
+    random_budget: float = 9.0
     sha_num_configs: int = 9
     sha_min_resource: float = 1.0
     asha_num_trials: int = 9
@@ -58,6 +97,7 @@ class WorkloadConfig:
         default_factory=lambda: {"1": 30.0, "2": 10.0, "4": 10.0, "8": 10.0})
     num_hosts: int = 16
     placement: Literal["spread", "packed"] = "spread"
+    tenants: tuple[Tenant, ...] = ()
 
     def check(self, where: str = "workload") -> None:
         """Range checks; ConfigError naming the key."""
@@ -77,6 +117,20 @@ class WorkloadConfig:
             bad("ps_servers", "must be >= 1")
         if self.sha_num_configs < 1 or self.asha_num_trials < 1:
             bad("sha_num_configs" if self.sha_num_configs < 1 else "asha_num_trials", "must be >= 1")
+        if self.random_num_trials < 1:
+            bad("random_num_trials", "must be >= 1")
+        if self.random_budget <= 0:
+            bad("random_budget", "must be > 0")
+        if self.algorithm == "mix":
+            if not self.tenants:
+                bad("tenants", 'algorithm = "mix" needs at least one tenant')
+            if sum(t.weight for t in self.tenants) <= 0:
+                bad("tenants", "weights sum to 0")
+            for i, t in enumerate(self.tenants):
+                dataclasses.replace(self, tenants=(), **t.overrides()).check(
+                    f"{where}.tenants[{i}]")
+        elif self.tenants:
+            bad("tenants", f'is only read with algorithm = "mix" (algorithm = "{self.algorithm}")')
         if not self.models:
             bad("models", "must name at least one model")
         for name, w in self.models.items():
@@ -192,6 +246,25 @@ class _AppBuilder:
             self.add_stage(sid, deps, [self.job(sid, trials[seg.trial], seg.units)])
 
 
+def _hyperband(b: _AppBuilder) -> None:
+    prev = None
+    for bi, rungs in enumerate(hpo.hyperband(b.cfg.max_resource, b.cfg.eta)):
+        prev = b.bracket(f"b{bi}", rungs, prev)
+
+
+def _sha(b: _AppBuilder) -> None:
+    b.bracket("b0", hpo.successive_halving(b.cfg.sha_num_configs, b.cfg.sha_min_resource,
+                                           b.cfg.eta), None)
+
+
+def _random(b: _AppBuilder) -> None:
+    b.bracket("b0", [hpo.Rung(b.cfg.random_num_trials, b.cfg.random_budget)], None)
+
+
+TUNER_BUILDERS = {"random": _random, "sha": _sha, "hyperband": _hyperband,
+                  "asha": _AppBuilder.asha}
+
+
 def generate(cfg: WorkloadConfig) -> Trace:
     """Build the trace ``cfg`` describes (deterministic in ``cfg.seed``)."""
     cfg.check()
@@ -201,17 +274,15 @@ def generate(cfg: WorkloadConfig) -> Trace:
     apps = []
     for a in range(cfg.num_apps):
         app_id = f"a{a}"
-        b = _AppBuilder(cfg, rng, app_id)
-        if cfg.algorithm == "hyperband":
-            prev = None
-            for bi, rungs in enumerate(hpo.hyperband(cfg.max_resource, cfg.eta)):
-                prev = b.bracket(f"b{bi}", rungs, prev)
-        elif cfg.algorithm == "sha":
-            b.bracket("b0", hpo.successive_halving(cfg.sha_num_configs, cfg.sha_min_resource,
-                                                   cfg.eta), None)
-        else:
-            b.asha()
-        apps.append(App(app_id, round(float(arrivals[a]), 6), cfg.algorithm, tuple(b.stages)))
+        app_cfg = cfg
+        if cfg.algorithm == "mix":
+            w = np.array([t.weight for t in cfg.tenants], dtype=float)
+            tenant = cfg.tenants[int(rng.choice(len(w), p=w / w.sum()))]
+            app_cfg = dataclasses.replace(cfg, tenants=(), **tenant.overrides())
+        b = _AppBuilder(app_cfg, rng, app_id)
+        TUNER_BUILDERS[app_cfg.algorithm](b)
+        apps.append(App(app_id, round(float(arrivals[a]), 6), app_cfg.algorithm,
+                        tuple(b.stages)))
     return Trace(seed=cfg.seed, endpoints="hosts",
                  hosts=tuple(f"h{i}" for i in range(cfg.num_hosts)), apps=tuple(apps),
                  meta={"generator": "workloads.generator", "workload": to_dict(cfg)})

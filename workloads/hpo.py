@@ -121,3 +121,18 @@ def asha(num_trials: int, grace: float, max_resource: float, rf: int,
             heapq.heappush(heap, (done, counter, cand, rung + 1))
             counter += 1
     return segments
+
+
+def planned_successors(trace) -> frozenset[str]:
+    """Ids of the stages whose completion the tuner's plan certainly follows with another
+    stage of the same tuning job: a rung of SHA or Hyperband (the next rung or bracket is
+    fixed in advance; only which trials survive depends on results). ASHA's promotions
+    depend on results, so no ASHA segment counts; random / grid search has one stage.
+    For other apps (e.g. imported coflow traces) every stage some stage depends on counts."""
+    out: set[str] = set()
+    for app in trace.apps:
+        if app.algorithm in ("asha", "random"):
+            continue
+        for st in app.stages:
+            out.update(st.depends_on)
+    return frozenset(out)

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from emulation.scheduler.base import (DEFAULT_PRIORITY_CLASSES, Decision, Policy, View,
                                       classes_from_order)
-from emulation.scheduler.beamer import Beamer, BeamerSBSSI, BeamerStageOnly
+from emulation.scheduler.beamer import Beamer, BeamerCoflow, BeamerSBSSI, BeamerStageOnly
 from emulation.scheduler.fair import Fair
 from emulation.scheduler.fifo_lm import FifoLM
 from emulation.scheduler.sincronia import Sincronia
 from emulation.scheduler.varys import Varys
 
 POLICIES: dict[str, type[Policy]] = {
-    cls.name: cls for cls in (Beamer, BeamerSBSSI, BeamerStageOnly, Sincronia, FifoLM, Fair, Varys)
+    cls.name: cls for cls in (Beamer, BeamerCoflow, BeamerSBSSI, BeamerStageOnly, Sincronia, FifoLM,
+                              Fair, Varys)
 }
 
 

@@ -1,28 +1,35 @@
 """Beamer: stage-aware coflow ordering for HPO traffic (He et al., IEEE TNSM 19(2), 2022),
-as this project reconstructs it, plus the two ablations the README compares it with.
+as this project builds it, plus the ablations the suite compares it with.
 
-``beamer`` (the project's best stage-aware ordering; derivation, every variant tried and
-their numbers: ``docs/beamer.md``): online Sincronia, i.e. Bottleneck-Select-Scale-Iterate
-over the individual active coflows (remaining bytes per link, capacity-normalised),
-recomputed when a coflow arrives or completes, with **weights from the stage**: a stage ends with its slowest job, so a
-coflow of a job on its stage's critical path (remaining critical path within
-``critical_tolerance`` of the stage's longest) has the stage's weight, and a coflow of a
-job with slack has ``slack_weight`` x the stage's weight: delaying it does not delay its
-stage, so it yields to other stages' critical work. ``critical_tolerance`` and
-``slack_weight`` were chosen on training seeds only (``docs/beamer.md``).
+``beamer`` (the project's stage-aware ordering; derivation, every variant tried and their
+numbers: ``docs/beamer.md``) treats a stage by what follows it in the tuner's plan
+(``view.stage_followed``):
 
-``beamer-sbssi`` (DESIGN.md section 4's reconstruction, kept as an ablation):
-1. For every active stage s, ``R_s[l]`` = bytes all remaining iterations of all its jobs
-   still put on link l (in-flight coflow remainder included): ``view.stage_link_bytes``.
-2. Order stages with BSSI on ``R_s`` (capacity-normalised) with the stage weights.
-3. Inside a stage, jobs by longest remaining critical path first.
-4. Coflow order = (stage rank, job rank, release order). Recomputed at every event.
-``beamer-stage-only`` (Grouper-like ablation): the same stage order, jobs in FIFO order.
+1. *Chained* stages (a rung of SHA / Hyperband: the plan starts the next rung of the same
+   tuning job when it ends) are ordered at coflow level, as ``beamer-coflow``: online
+   Sincronia (Bottleneck-Select-Scale-Iterate over the individual active coflows, remaining
+   bytes per link, capacity-normalised) whose weights come from the stage: a coflow of a
+   job on its stage's critical path (remaining critical path within ``critical_tolerance``
+   of the stage's longest) has the stage's weight, one of a job with slack
+   ``slack_weight`` x it, so slack work yields to other stages' critical work.
+2. *Free* stages (nothing certainly follows them: a random / grid search job, an ASHA
+   segment, a final rung) are ranked as whole stages: BSSI over their remaining loads
+   (``view.stage_link_bytes``), jobs by longest remaining critical path, as
+   ``beamer-sbssi``. Finishing such a stage takes work out of the system, so ranking whole
+   stages (shortest-bottleneck-first) lowers the average completion time; finishing a
+   chained rung only releases the next one, which is why whole-stage ranking loses there.
+3. One order: the coflow-level order of step 1 over all active coflows decides which
+   positions go to coflows of free stages; those positions are refilled with the free
+   stages' coflows in the order of step 2. So chained and free work interleave on the
+   coflow-level scale, and among free stages the stage ranking holds.
 
-Why the stage-level orders lose under congestion: in SHA and Hyperband each tuning job is
-a chain of stages, so finishing a rung early only releases the next rung of the same job
-(its SCTs add up to the job's completion time); ranking whole stages by their remaining
-bytes rushes short early rungs and starves long final ones (``docs/beamer.md``).
+The order is recomputed when the set of active coflows changes (Sincronia's online rule)
+and kept between such events.
+
+Ablations: ``beamer-coflow`` (step 1 alone for every stage); ``beamer-sbssi`` (the design's
+reconstruction, step 2 for every stage: BSSI over stage loads, jobs by critical path,
+coflow order = (stage rank, job rank, release order), recomputed at every event);
+``beamer-stage-only`` (Grouper-like: the same stage order, jobs in FIFO order).
 """
 from __future__ import annotations
 
@@ -33,17 +40,38 @@ from emulation.scheduler.bssi import bssi_order
 from emulation.scheduler.sincronia import Sincronia
 
 
-class Beamer(Sincronia):
+def _check_params(slack_weight: float, critical_tolerance: float) -> None:
+    if not 0.0 < slack_weight <= 1.0:
+        raise ValueError(f"slack_weight must be in (0, 1], got {slack_weight}")
+    if not 0.0 <= critical_tolerance < 1.0:
+        raise ValueError(f"critical_tolerance must be in [0, 1), got {critical_tolerance}")
+
+
+def stage_order_keys(view: View, stages: np.ndarray, *, jobs_by_critical_path: bool
+                     ) -> np.ndarray:
+    """Per active coflow of ``stages`` (bool per stage), its position in the stage-level
+    order: BSSI over those stages' remaining loads, then job rank, then release order.
+    Returns the coflow indices, first to last."""
+    sel = np.flatnonzero(stages)
+    so = sel[bssi_order(view.stage_link_bytes[sel], view.stage_weight[sel], view.capacity_bps)]
+    rank = np.full(len(view.stage_ids), len(view.stage_ids), dtype=np.int64)
+    rank[so] = np.arange(len(so))
+    cidx = np.flatnonzero(stages[view.coflow_stage])
+    if jobs_by_critical_path:
+        job_key = -view.job_critical_path_s[view.coflow_job[cidx]]
+    else:
+        job_key = view.coflow_job[cidx].astype(float)  # job index = trace order = FIFO
+    return cidx[np.lexsort((view.coflow_seq[cidx], job_key, rank[view.coflow_stage[cidx]]))]
+
+
+class BeamerCoflow(Sincronia):
     """Online coflow BSSI; weight = stage weight, x ``slack_weight`` off the critical path."""
 
-    name = "beamer"
+    name = "beamer-coflow"
 
     def __init__(self, *, slack_weight: float = 0.1, critical_tolerance: float = 0.02):
         super().__init__()
-        if not 0.0 < slack_weight <= 1.0:
-            raise ValueError(f"slack_weight must be in (0, 1], got {slack_weight}")
-        if not 0.0 <= critical_tolerance < 1.0:
-            raise ValueError(f"critical_tolerance must be in [0, 1), got {critical_tolerance}")
+        _check_params(slack_weight, critical_tolerance)
         self.slack_weight = slack_weight
         self.critical_tolerance = critical_tolerance
 
@@ -58,8 +86,40 @@ class Beamer(Sincronia):
         return view.stage_weight[view.coflow_stage] * np.where(critical, 1.0, self.slack_weight)
 
 
+class Beamer(Policy):
+    """Chained stages at coflow level, free stages ranked whole, in one order."""
+
+    name = "beamer"
+    # the order is recomputed only when the active coflow set changes
+    same_decision_at_flow_completions = True
+
+    def __init__(self, *, slack_weight: float = 0.1, critical_tolerance: float = 0.02):
+        _check_params(slack_weight, critical_tolerance)
+        self.slack_weight = slack_weight
+        self.critical_tolerance = critical_tolerance
+        self._coflow = BeamerCoflow(slack_weight=slack_weight,
+                                    critical_tolerance=critical_tolerance)
+        self._ids: tuple[str, ...] | None = None
+        self._order_ids: list[str] = []
+
+    def decide(self, view: View) -> Decision:
+        if view.num_coflows == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        if view.coflow_ids == self._ids:
+            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
+            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+        order = self._coflow.decide(view).order.copy()
+        free = ~view.stage_followed
+        c_free = free[view.coflow_stage][order]
+        if c_free.any():
+            order[c_free] = stage_order_keys(view, free, jobs_by_critical_path=True)
+        self._ids = view.coflow_ids
+        self._order_ids = [view.coflow_ids[i] for i in order]
+        return Decision(order=order)
+
+
 class BeamerSBSSI(Policy):
-    """DESIGN.md's reconstruction: stage order by BSSI over stage loads, jobs by longest
+    """The design's reconstruction: stage order by BSSI over stage loads, jobs by longest
     remaining critical path."""
 
     name = "beamer-sbssi"
@@ -68,16 +128,9 @@ class BeamerSBSSI(Policy):
     def decide(self, view: View) -> Decision:
         if view.num_coflows == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
-        stage_order = bssi_order(view.stage_link_bytes, view.stage_weight, view.capacity_bps)
-        stage_rank = np.empty(len(stage_order), dtype=np.int64)
-        stage_rank[stage_order] = np.arange(len(stage_order))
-        c_stage_rank = stage_rank[view.coflow_stage]
-        if self.jobs_by_critical_path:
-            job_key = -view.job_critical_path_s[view.coflow_job]
-        else:
-            job_key = view.coflow_job.astype(float)  # job index = trace order = FIFO
-        order = np.lexsort((view.coflow_seq, job_key, c_stage_rank))
-        return Decision(order=order)
+        every = np.ones(len(view.stage_ids), dtype=bool)
+        return Decision(order=stage_order_keys(view, every,
+                                               jobs_by_critical_path=self.jobs_by_critical_path))
 
 
 class BeamerStageOnly(BeamerSBSSI):
