@@ -61,8 +61,8 @@ class ExperimentSection:
     name: str
     description: str = ""
     backend: Literal["fluid", "mininet"] = "fluid"
-    policies: tuple[str, ...] = ("beamer", "beamer-sbssi", "beamer-stage-only", "sincronia", "fifo_lm",
-                                  "fair", "varys")
+    policies: tuple[str, ...] = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only",
+                                  "sincronia", "fifo_lm", "fair", "varys")
     seeds: tuple[int, ...] = (1, 2, 3)
     priority_classes: int = 8
     release_at_zero: bool = False

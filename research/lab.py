@@ -53,6 +53,10 @@ SCENARIOS = {  # name -> (workload overrides, topology overrides)
         {"algorithm": "sha", "sha_num_configs": 9, "eta": 3},
         {"algorithm": "asha", "asha_num_trials": 9, "eta": 3},
         {"algorithm": "hyperband"}]}, {}),
+    "asha4ps": ({"algorithm": "asha", "asha_num_trials": 9, "eta": 4, "sync_pattern": "ps",
+                 "gpu_mix": {"2": 1.0, "4": 1.0}}, {}),
+    "asha4i2": ({"algorithm": "asha", "asha_num_trials": 9, "eta": 4, "iterations_per_unit": 2},
+                {}),
     "rs8ps": ({"algorithm": "random", "random_num_trials": 8, "random_budget": 1.0,
                "sync_pattern": "ps", "gpu_mix": {"2": 1.0, "4": 1.0}}, {}),
 }
@@ -79,8 +83,11 @@ def run_one(task: tuple[str, int, str, dict]) -> dict:
     params = dict(params)
     if "down" in params:
         params["downstream"] = variants.downstream_time(trace, topo, params.pop("down"))
-    if params.pop("chain", False):
-        params["chained"] = variants.chained_stages(trace)
+    chain = params.pop("chain", False)
+    if chain:
+        params["chained"] = variants.chained_stages(trace, asha=chain == "asha")
+    if params.pop("single", False):
+        params["single"] = frozenset(s.stage_id for s in trace.stages() if len(s.jobs) == 1)
     if params.pop("dl", False):
         params["downloads"] = variants.downstream_loads(trace, topo)
     t0 = time.time()

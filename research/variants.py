@@ -246,8 +246,9 @@ class Hybrid(Policy):
 
     def __init__(self, chained: frozenset | set | None = None, free: str = "sbssi",
                  mode: str = "refill", slack_weight: float = 0.1, tol: float = 0.02,
-                 online: bool = False):
-        from emulation.scheduler.beamer import Beamer
+                 online: bool = False, single: frozenset | None = None):
+        from emulation.scheduler.beamer import BeamerCoflow as Beamer
+        self.single = single
         self.chained = frozenset(chained or ())
         self.free, self.mode = free, mode
         self.beamer = Beamer(slack_weight=slack_weight, critical_tolerance=tol)
@@ -275,6 +276,34 @@ class Hybrid(Policy):
         if not c_free.any():
             return base
         fidx = np.flatnonzero(c_free)
+        if self.free == "split":
+            # multi-job free stages: stage BSSI; single-job ones: x-wspt coflow order
+            if self.single is not None:  # by the plan: stages of one job
+                one = np.array([sid in self.single for sid in view.stage_ids], dtype=bool)
+            else:
+                one = np.bincount(view.job_stage, minlength=len(view.stage_ids)) <= 1
+            multi = st_free & ~one
+            single = st_free & one
+            order = base.copy()
+            for sel, how in ((multi, "sbssi"), (single, "wspt")):
+                cm = sel[view.coflow_stage]
+                if not cm.any():
+                    continue
+                sub = Hybrid(chained=None, free=how, tol=self.tol, slack_weight=self.slack_w)
+                sub_order = sub._free_sorted(view, sel)
+                order[cm[base]] = sub_order
+            return order
+        free_sorted = self._free_sorted(view, st_free)
+        if self.mode == "first":
+            rest = base[~c_free[base]]
+            return np.concatenate([free_sorted, rest])
+        order = base.copy()
+        order[c_free[base]] = free_sorted
+        return order
+
+    def _free_sorted(self, view: View, st_free: np.ndarray) -> np.ndarray:
+        c_free = st_free[view.coflow_stage]
+        fidx = np.flatnonzero(c_free)
         if self.free == "sbssi":
             S = len(view.stage_ids)
             sel = np.flatnonzero(st_free)
@@ -295,13 +324,7 @@ class Hybrid(Policy):
                 w = (w / np.maximum(view.job_remaining_iterations, 1))[view.coflow_job[fidx]]
             seq = np.argsort(view.coflow_seq[fidx], kind="stable")
             key = seq[bssi_order(view.coflow_link_bytes[fidx][seq], w[seq], view.capacity_bps)]
-        free_sorted = fidx[key]
-        if self.mode == "first":
-            rest = base[~c_free[base]]
-            return np.concatenate([free_sorted, rest])
-        order = base.copy()
-        order[c_free[base]] = free_sorted
-        return order
+        return fidx[key]
 
 
 CANDIDATES: dict[str, type[Policy]] = {**POLICIES, **{c.name: c for c in (AppSRPT, StageBSSIDown,
@@ -368,12 +391,15 @@ def downstream_loads(trace, topo):
     return out
 
 
-def chained_stages(trace) -> frozenset:
+def chained_stages(trace, asha: bool = False) -> frozenset:
     """Stages whose completion certainly releases a successor in the tuner's plan: SHA and
-    Hyperband rungs with a dependent (ASHA promotions depend on results: not counted)."""
+    Hyperband rungs with a dependent (ASHA promotions depend on results: not counted,
+    unless ``asha``: then every ASHA segment counts as chained)."""
     out = set()
     for app in trace.apps:
         if app.algorithm == "asha":
+            if asha:
+                out.update(s.stage_id for s in app.stages)
             continue
         for st in app.stages:
             out.update(st.depends_on)

@@ -84,3 +84,65 @@ def test_unknown_top_level_table(tmp_path):
     p.write_text("[workloadd]\nseed = 1\n")
     with pytest.raises(ConfigError, match="workloadd"):
         workload_config_from_toml(str(p))
+
+
+def test_random_search_is_one_stage_of_n_trials_at_the_full_budget():
+    # 2 apps x 1 stage; each stage 6 trials of budget 3 units x 2 iterations per unit = 6
+    t = generate(cfg(seed=4, num_apps=2, algorithm="random", random_num_trials=6,
+                     random_budget=3.0, iterations_per_unit=2, gpu_mix={"2": 1}))
+    assert [len(a.stages) for a in t.apps] == [1, 1]
+    for a in t.apps:
+        (st,) = a.stages
+        assert a.algorithm == "random" and st.depends_on == ()
+        assert len(st.jobs) == 6 and {j.iterations for j in st.jobs} == {6}
+        assert len({j.trial_id for j in st.jobs}) == 6
+
+
+def test_mixed_tenants_draw_their_tuner_and_parameters():
+    tenants = [{"algorithm": "random", "random_num_trials": 3, "weight": 1.0},
+               {"algorithm": "sha", "sha_num_configs": 4, "eta": 2, "weight": 1.0},
+               {"algorithm": "asha", "weight": 0.0}]
+    t = generate(cfg(seed=2, num_apps=12, algorithm="mix", tenants=tenants, gpu_mix={"2": 1}))
+    kinds = [a.algorithm for a in t.apps]
+    assert set(kinds) == {"random", "sha"}  # weight 0: never drawn
+    for a in t.apps:
+        if a.algorithm == "random":  # one stage of 3 trials at the default budget (9 units)
+            assert [len(s.jobs) for s in a.stages] == [3]
+            assert a.stages[0].jobs[0].iterations == 9
+        else:  # SHA n=4, eta=2, r=1: rungs 4 x 1, 2 x 2, 1 x 4 units, chained
+            assert [len(s.jobs) for s in a.stages] == [4, 2, 1]
+            assert [s.jobs[0].iterations for s in a.stages] == [1, 2, 4]
+            assert a.stages[1].depends_on == (a.stages[0].stage_id,)
+    # the draw is seeded: same config, same trace
+    again = generate(cfg(seed=2, num_apps=12, algorithm="mix", tenants=tenants,
+                         gpu_mix={"2": 1}))
+    assert trace.dumps(again) == trace.dumps(t)
+
+
+def test_other_algorithms_are_unchanged_by_the_new_tuners():
+    # the tuner draw is only made for "mix": an SHA trace with sha_num_configs < eta (one
+    # rung) equals the random-search trace of the same trials and budget, stage ids aside
+    a = generate(cfg(seed=9, num_apps=3, algorithm="sha", sha_num_configs=5, eta=9,
+                     gpu_mix={"4": 1}))
+    b = generate(cfg(seed=9, num_apps=3, algorithm="random", random_num_trials=5,
+                     random_budget=1.0, gpu_mix={"4": 1}))
+    for x, y in zip(a.apps, b.apps):
+        assert x.arrival_s == y.arrival_s
+        assert [(j.hosts, j.iterations, j.coflows) for j in x.stages[0].jobs] == \
+            [(j.hosts, j.iterations, j.coflows) for j in y.stages[0].jobs]
+
+
+@pytest.mark.parametrize("kw, key", [
+    ({"algorithm": "mix"}, "workload.tenants"),
+    ({"algorithm": "sha", "tenants": [{"algorithm": "random"}]}, "workload.tenants"),
+    ({"algorithm": "mix", "tenants": [{"algorithm": "random", "weight": 0.0}]}, "workload.tenants"),
+    ({"algorithm": "mix", "tenants": [{"algorithm": "random", "random_num_trials": 0}]},
+     "workload.tenants[0].random_num_trials"),
+    ({"algorithm": "mix", "tenants": [{"algorithm": "grid"}]}, "workload.tenants[0].algorithm"),
+    ({"algorithm": "mix", "tenants": [{"algorithm": "sha", "sha_configs": 3}]},
+     "workload.tenants[0].sha_configs"),
+    ({"algorithm": "random", "random_budget": 0.0}, "workload.random_budget"),
+])
+def test_bad_tuner_config_names_the_key(kw, key):
+    with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        cfg(**kw)
