@@ -117,7 +117,6 @@ class ClusterState:
         self.stage_weight = np.array([s.weight for s in stages], dtype=float)
         followed = planned_successors(self.trace)
         self.stage_followed = np.array([s.stage_id in followed for s in stages], dtype=bool)
-        self.stage_num_jobs = np.array([len(s.jobs) for s in stages], dtype=np.int64)
         self.stage_arrival = np.array(
             [0.0 if self.release_at_zero else arrival[s.app_id] for s in stages])
         self.stage_deps_left = np.array([len(s.depends_on) for s in stages], dtype=np.int64)
@@ -512,7 +511,6 @@ class ClusterState:
             coflow_link_bytes=coflow_link_bytes,
             stage_weight=lambda: self.stage_weight[stages],
             stage_followed=lambda: self.stage_followed[stages],
-            stage_num_jobs=lambda: self.stage_num_jobs[stages],
             stage_start_s=lambda: self.stage_start[stages],
             stage_link_bytes=stage_link_bytes,
             job_stage=lambda: np.array([s_local[int(s)] for s in self.job_stage[jobs]],

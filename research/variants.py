@@ -304,11 +304,19 @@ class Hybrid(Policy):
     def _free_sorted(self, view: View, st_free: np.ndarray) -> np.ndarray:
         c_free = st_free[view.coflow_stage]
         fidx = np.flatnonzero(c_free)
-        if self.free == "sbssi":
+        if self.free in ("sbssi", "sbssi-active", "sbssi-cur"):
             S = len(view.stage_ids)
+            if self.free == "sbssi-active":  # only stages with a coflow in flight
+                has = np.zeros(S, dtype=bool)
+                has[view.coflow_stage] = True
+                st_free = st_free & has
             sel = np.flatnonzero(st_free)
-            so = sel[bssi_order(view.stage_link_bytes[sel], view.stage_weight[sel],
-                                view.capacity_bps)]
+            R = view.stage_link_bytes
+            if self.free == "sbssi-cur":  # current coflows' bytes x remaining iterations
+                R = np.zeros_like(R)
+                n = np.maximum(view.job_remaining_iterations[view.coflow_job], 1)
+                np.add.at(R, view.coflow_stage, view.coflow_link_bytes * n[:, None])
+            so = sel[bssi_order(R[sel], view.stage_weight[sel], view.capacity_bps)]
             srank = np.full(S, S, dtype=np.int64)
             srank[so] = np.arange(len(so))
             key = np.lexsort((view.coflow_seq[fidx], -view.job_critical_path_s[view.coflow_job[fidx]],

@@ -39,9 +39,9 @@ def one_stage(app, src, size, iters=1, algorithm="random"):
 
 
 def test_two_one_stage_jobs_smaller_remaining_work_first():
-    # F: 3 iterations of 2 bytes (6 in all), G: one 5-byte iteration; both free one-job
-    # stages: weight / bytes = (1/3)/2 for F's coflow < 1/5 for G's: G first, as its
-    # remaining work is smaller: G ends 5, F 5 + 6 = 11 (avg 8).
+    # F: 3 iterations of 2 bytes (6 in all), G: one 5-byte iteration; both free: ranked
+    # whole by remaining work (F's coflow 2 bytes x 3 iterations = 6 > G's 5): G first:
+    # G ends 5, F 5 + 6 = 11 (avg 8).
     # Coflow level sees F's 2-byte coflows before G's 5: F ends 6, G 11 (avg 8.5).
     t = tiny_trace([one_stage("F", 1, 2, iters=3), one_stage("G", 2, 5)])
     assert run(t, "beamer") == {"sF": 11.0, "sG": 5.0}
@@ -60,7 +60,7 @@ def chained_and_free():
 def test_a_one_stage_job_competing_with_a_chained_one():
     # t=0: coflow BSSI over F1 (2), c0 (4), G (5) on h3's downlink (11): G last (1/5 <
     # 1/4 < 1/2), scaling leaves F1 0.6/2 > c0 0.2/4: order F1, c0, G. The free positions
-    # (1st, 3rd) are refilled by remaining work, F (6) after G (5): G, c0, F1.
+    # (1st, 3rd) are refilled by remaining work, F (2 x 3 = 6) after G (5): G, c0, F1.
     # G runs 0-5. t=5: F1 (2), c0 (4): F1, c0; F runs 5-11 (F2, F3 each again ahead of
     # c0's 4 bytes), c0 11-15, c1 15-16.
     assert run(chained_and_free(), "beamer") == {"sF": 11.0, "sG": 5.0, "c0": 15.0, "c1": 1.0}
@@ -80,9 +80,8 @@ def asha_case(algorithm):
 
 
 def test_an_asha_segment_is_ranked_by_its_remaining_work():
-    # ASHA: whether a1 follows a0 depends on a0's result, so a0 is free; a0 and G are
-    # one-job stages: weights 1/3 (a0: 3 iterations left) and 1/1, ratios (1/3)/2 = 0.167
-    # < 1/5 = 0.2: a0 last. G 0-5, a0 5-11, a1 11-12
+    # ASHA: whether a1 follows a0 depends on a0's result, so a0 is free: in-flight
+    # remaining work a0 2 bytes x 3 iterations = 6, G 5: G first. G 0-5, a0 5-11, a1 11-12
     assert run(asha_case("asha"), "beamer") == {"a0": 11.0, "a1": 1.0, "sG": 5.0}
     # the same shape as an SHA chain: a0 is chained (coflow level, its 2-byte coflows
     # before G's 5): a0 0-6; a1 and G both free: a1 (1) before G (5): a1 6-7, G 7-12
@@ -181,35 +180,30 @@ def mixed_traces(draw):
 
 def expected(view):
     """The order computed here from the view's fields alone: the coflow-level order of
-    ``BeamerCoflow`` (checked on its own in test_beamer.py); the positions it gives to
-    coflows of free stages of several jobs get those coflows sorted by (BSSI rank of their
-    stage among those stages, longest job critical path, release); the positions of
-    coflows of free one-job stages get those coflows in weighted BSSI order, weight =
-    stage weight / the job's remaining iterations."""
+    ``BeamerCoflow`` (checked on its own in test_beamer.py), whose positions held by
+    coflows of free stages get those coflows sorted by (BSSI rank of their stage among the
+    free stages on in-flight loads, longest job critical path, release). A stage's
+    in-flight load on a link: the sum over its coflows of remaining bytes on the link x
+    the job's remaining iterations."""
     base = BeamerCoflow().decide(view).order
-    S = len(view.stage_ids)
-    kind = ["chained" if view.stage_followed[s] else
-            ("one" if view.stage_num_jobs[s] == 1 else "multi") for s in range(S)]
-    multi = [s for s in range(S) if kind[s] == "multi"]
+    S, L = len(view.stage_ids), len(view.capacity_bps)
+    free = [s for s in range(S) if not view.stage_followed[s]]
+    loads = np.zeros((S, L))
+    for c in range(view.num_coflows):
+        n = max(view.job_remaining_iterations[view.coflow_job[c]], 1)
+        for link in range(L):
+            loads[view.coflow_stage[c], link] += view.coflow_link_bytes[c, link] * n
     rank = {}
-    if multi:
-        so = bssi_order(view.stage_link_bytes[multi], view.stage_weight[multi],
-                        view.capacity_bps)
-        rank = {multi[i]: r for r, i in enumerate(so)}
-    kc = [kind[view.coflow_stage[c]] for c in range(view.num_coflows)]
-    multi_c = sorted((c for c in range(view.num_coflows) if kc[c] == "multi"),
-                     key=lambda c: (rank[view.coflow_stage[c]],
-                                    -view.job_critical_path_s[view.coflow_job[c]],
-                                    view.coflow_seq[c]))
-    one_c = sorted((c for c in range(view.num_coflows) if kc[c] == "one"),
-                   key=lambda c: view.coflow_seq[c])
-    w = [view.stage_weight[view.coflow_stage[c]]
-         / max(view.job_remaining_iterations[view.coflow_job[c]], 1) for c in one_c]
-    if one_c:
-        one_c = [one_c[i] for i in bssi_order(view.coflow_link_bytes[one_c], np.array(w),
-                                              view.capacity_bps)]
-    fill = {"multi": iter(multi_c), "one": iter(one_c)}
-    return [c if kc[c] == "chained" else next(fill[kc[c]]) for c in base]
+    if free:
+        so = bssi_order(loads[free], view.stage_weight[free], view.capacity_bps)
+        rank = {free[i]: r for r, i in enumerate(so)}
+    is_free = [not view.stage_followed[view.coflow_stage[c]] for c in range(view.num_coflows)]
+    free_c = sorted((c for c in range(view.num_coflows) if is_free[c]),
+                    key=lambda c: (rank[view.coflow_stage[c]],
+                                   -view.job_critical_path_s[view.coflow_job[c]],
+                                   view.coflow_seq[c]))
+    it = iter(free_c)
+    return [next(it) if is_free[c] else c for c in base]
 
 
 @settings(max_examples=40, deadline=None)
@@ -238,19 +232,29 @@ def test_order_property(trace):
 
 @settings(max_examples=25, deadline=None)
 @given(trace=mixed_traces())
-def test_all_free_multi_job_is_the_stage_order_and_all_chained_the_coflow_order(trace):
-    """At a coflow-set change with every active stage free and of several jobs the order
-    is beamer-sbssi's; with only chained coflows active it is beamer-coflow's."""
+def test_only_chained_coflows_is_the_coflow_order(trace):
+    """At a coflow-set change with only coflows of chained stages active the order is
+    beamer-coflow's: the free-stage refill touches nothing else."""
     class Spy(Beamer):
         def decide(self, view):
             fresh = view.coflow_ids != self._ids
             got = super().decide(view).order.tolist()
-            if fresh and view.num_coflows:
-                free = ~view.stage_followed[view.coflow_stage]
-                if (~view.stage_followed & (view.stage_num_jobs > 1)).all():
-                    assert got == make_policy("beamer-sbssi").decide(view).order.tolist()
-                elif not free.any():
-                    assert got == BeamerCoflow().decide(view).order.tolist()
+            if fresh and view.num_coflows and view.stage_followed[view.coflow_stage].all():
+                assert got == BeamerCoflow().decide(view).order.tolist()
             return Decision(order=np.array(got, dtype=np.int64))
 
     FluidSimulator(trace, big_switch(4, RATE), Spy()).run()
+
+
+def test_job_link_bytes_sum_to_stage_link_bytes():
+    from emulation.state import ClusterState
+    t = chained_and_free()
+    st = ClusterState(t, big_switch(4, RATE))
+    st.fire_timers()
+    view, _ = st.view()
+    per_stage = np.zeros_like(view.stage_link_bytes)
+    np.add.at(per_stage, view.job_stage, view.job_link_bytes)
+    assert np.array_equal(per_stage, view.stage_link_bytes)
+    # F: 3 iterations x 2 bytes on h1's uplink and h3's downlink, none sent yet
+    f = view.job_ids.index("Fj")
+    assert view.job_link_bytes[f].sum() == 12.0

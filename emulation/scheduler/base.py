@@ -19,8 +19,7 @@ Arrays of the view are numpy, read-only, aligned by index:
   link, the in-flight coflow's remainder included; Beamer's ``R_s``), ``stage_followed``
   (bool: the tuner's plan certainly starts another stage of the same tuning job when this
   one completes, as the next rung of SHA / Hyperband; what a tuner knows in advance, not
-  which trials survive: ``workloads.hpo.planned_successors``), ``stage_num_jobs`` (jobs
-  the stage has in the trace, finished ones included).
+  which trials survive: ``workloads.hpo.planned_successors``).
 - jobs ``J``: ``job_ids``, ``job_stage``, ``job_remaining_iterations``,
   ``job_critical_path_s`` (remaining iterations x (compute + uncontended sync time)),
   ``job_link_bytes`` (J x L: bytes every remaining iteration of the job still puts on each
@@ -40,7 +39,6 @@ DEFAULT_PRIORITY_CLASSES = 8
 _ARRAY_FIELDS = (
     "capacity_bps", "coflow_stage", "coflow_job", "coflow_release_s", "coflow_seq",
     "coflow_size_bytes", "coflow_sent_bytes", "coflow_link_bytes", "stage_weight", "stage_followed",
-    "stage_num_jobs",
     "stage_start_s", "stage_link_bytes", "job_stage", "job_remaining_iterations",
     "job_critical_path_s", "job_link_bytes",
 )

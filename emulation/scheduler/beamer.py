@@ -3,7 +3,7 @@ as this project builds it, plus the ablations the suite compares it with.
 
 ``beamer`` (the project's stage-aware ordering; derivation, every variant tried and their
 numbers: ``docs/beamer.md``) treats a stage by what follows it in the tuner's plan
-(``view.stage_followed``) and by how many trials it holds (``view.stage_num_jobs``):
+(``view.stage_followed``):
 
 1. *Chained* stages (a rung of SHA / Hyperband: the plan starts the next rung of the same
    tuning job when it ends) are ordered at coflow level, as ``beamer-coflow``: online
@@ -12,29 +12,25 @@ numbers: ``docs/beamer.md``) treats a stage by what follows it in the tuner's pl
    job on its stage's critical path (remaining critical path within ``critical_tolerance``
    of the stage's longest) has the stage's weight, one of a job with slack
    ``slack_weight`` x it, so slack work yields to other stages' critical work.
-2. *Free* stages (nothing certainly follows them) take work out of the system when they
-   end, so they are ranked by their remaining work, shortest first:
-   - a free stage of several trials (a random / grid search job, a final rung of several
-     trials) ends with its slowest trial: it is ranked whole, BSSI over the free stages'
-     remaining loads (``view.stage_link_bytes``), jobs by longest remaining critical path
-     inside it (``beamer-sbssi``'s order);
-   - a free stage of one trial (an ASHA segment, a one-trial final rung) is a chain of
-     iterations with no barrier: its coflows go through BSSI with weight = stage weight /
-     the job's remaining iterations, so that one coflow stands for its share of the
-     stage's remaining work.
+2. *Free* stages (nothing certainly follows them: a random / grid search job, an ASHA
+   segment, a final rung) take work out of the system when they end, so they are ranked
+   whole, shortest remaining work first: BSSI over the free stages' remaining loads as
+   the coflows in flight show them (per link, each in-flight coflow's remaining bytes x
+   its job's remaining iterations, summed over the stage), jobs by longest remaining
+   critical path inside a stage, then release order.
 3. One order: the coflow-level order of step 1 over all active coflows decides which
-   positions go to the coflows of each kind of free stage; those positions are refilled
-   with the coflows of that kind in the order of step 2. Chained and free work interleave
-   on the coflow-level scale; among free stages the ranking by remaining work holds.
+   positions go to coflows of free stages; those positions are refilled with the free
+   stages' coflows in the order of step 2. Chained and free work interleave on the
+   coflow-level scale; among free stages the ranking by remaining work holds.
 
 The order is recomputed when the set of active coflows changes (Sincronia's online rule)
 and kept between such events.
 
 Ablations: ``beamer-coflow`` (step 1 alone for every stage); ``beamer-sbssi`` (the design's
-reconstruction, the stage ranking of step 2 for every stage: BSSI over stage loads, jobs
-by critical path, coflow order = (stage rank, job rank, release order), recomputed at
-every event); ``beamer-stage-only`` (Grouper-like: the same stage order, jobs in FIFO
-order).
+reconstruction: every stage ranked whole by BSSI over its full remaining load, every
+remaining iteration of every job, ``view.stage_link_bytes``; jobs by critical path;
+coflow order = (stage rank, job rank, release order), recomputed at every event);
+``beamer-stage-only`` (Grouper-like: the same stage order, jobs in FIFO order).
 """
 from __future__ import annotations
 
@@ -52,13 +48,13 @@ def _check_params(slack_weight: float, critical_tolerance: float) -> None:
         raise ValueError(f"critical_tolerance must be in [0, 1), got {critical_tolerance}")
 
 
-def stage_ranked(view: View, stages: np.ndarray, *, jobs_by_critical_path: bool = True
-                 ) -> np.ndarray:
+def stage_ranked(view: View, stages: np.ndarray, loads: np.ndarray, *,
+                 jobs_by_critical_path: bool = True) -> np.ndarray:
     """The coflows of ``stages`` (bool per active stage), first to last: BSSI over those
-    stages' remaining loads, then job rank (longest remaining critical path first, or trace
-    order), then release order."""
+    stages' ``loads`` (stages x links, bytes), then job rank (longest remaining critical
+    path first, or trace order), then release order."""
     sel = np.flatnonzero(stages)
-    so = sel[bssi_order(view.stage_link_bytes[sel], view.stage_weight[sel], view.capacity_bps)]
+    so = sel[bssi_order(loads[sel], view.stage_weight[sel], view.capacity_bps)]
     rank = np.full(len(view.stage_ids), len(view.stage_ids), dtype=np.int64)
     rank[so] = np.arange(len(so))
     cidx = np.flatnonzero(stages[view.coflow_stage])
@@ -69,16 +65,13 @@ def stage_ranked(view: View, stages: np.ndarray, *, jobs_by_critical_path: bool 
     return cidx[np.lexsort((view.coflow_seq[cidx], job_key, rank[view.coflow_stage[cidx]]))]
 
 
-def remaining_work_ranked(view: View, stages: np.ndarray) -> np.ndarray:
-    """The coflows of ``stages`` (bool per active stage), first to last: BSSI over the
-    coflows' remaining bytes with weight = stage weight / the job's remaining iterations
-    (ties: later release last)."""
-    cidx = np.flatnonzero(stages[view.coflow_stage])
-    cidx = cidx[np.argsort(view.coflow_seq[cidx], kind="stable")]
-    jobs = view.coflow_job[cidx]
-    w = (view.stage_weight[view.coflow_stage[cidx]]
-         / np.maximum(view.job_remaining_iterations[jobs], 1))
-    return cidx[bssi_order(view.coflow_link_bytes[cidx], w, view.capacity_bps)]
+def in_flight_stage_loads(view: View) -> np.ndarray:
+    """(stages x links) remaining work of each stage as its in-flight coflows show it:
+    each coflow's remaining bytes per link x its job's remaining iterations, summed."""
+    n = np.maximum(view.job_remaining_iterations[view.coflow_job], 1).astype(float)
+    out = np.zeros((len(view.stage_ids), len(view.capacity_bps)))
+    np.add.at(out, view.coflow_stage, view.coflow_link_bytes * n[:, None])
+    return out
 
 
 class BeamerCoflow(Sincronia):
@@ -104,7 +97,7 @@ class BeamerCoflow(Sincronia):
 
 
 class Beamer(Policy):
-    """Chained stages at coflow level, free stages by remaining work, in one order."""
+    """Chained stages at coflow level, free stages ranked whole, in one order."""
 
     name = "beamer"
     # the order is recomputed only when the active coflow set changes
@@ -127,11 +120,9 @@ class Beamer(Policy):
             return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
         order = self._coflow.decide(view).order.copy()
         free = ~view.stage_followed
-        one = view.stage_num_jobs == 1
-        for kind, ranked in ((free & ~one, stage_ranked), (free & one, remaining_work_ranked)):
-            positions = kind[view.coflow_stage][order]
-            if positions.any():
-                order[positions] = ranked(view, kind)
+        positions = free[view.coflow_stage][order]
+        if positions.any():
+            order[positions] = stage_ranked(view, free, in_flight_stage_loads(view))
         self._ids = view.coflow_ids
         self._order_ids = [view.coflow_ids[i] for i in order]
         return Decision(order=order)
@@ -148,7 +139,7 @@ class BeamerSBSSI(Policy):
         if view.num_coflows == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
         every = np.ones(len(view.stage_ids), dtype=bool)
-        return Decision(order=stage_ranked(view, every,
+        return Decision(order=stage_ranked(view, every, view.stage_link_bytes,
                                            jobs_by_critical_path=self.jobs_by_critical_path))
 
 
