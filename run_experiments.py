@@ -1,9 +1,23 @@
-"""One-shot runner: experiment configs -> runs -> results/ -> figures and summary.
+"""One-shot runner: experiment configs -> runs -> a results directory -> figures and summary.
 
-    python run_experiments.py                 # the default --quick suite, then the analysis
-    python run_experiments.py --dry-run       # list the runs without running them
-    python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions
+    python run_experiments.py                 # the default suite into results/, then the analysis
+    python run_experiments.py --dry-run       # list the runs (done / to run) without running them
+    python run_experiments.py --config mine.toml            # your experiment into runs/mine/
+    python run_experiments.py --config mine.toml --out DIR  # ... or into DIR
+    python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions, into runs/full/
     python run_experiments.py --verify        # recompute the committed results and compare
+
+Where results go. ``results/`` holds the committed reference results of the default
+suite, and only ``python run_experiments.py`` without ``--config`` and ``--full``
+writes there. Run as committed, it finds every run done (same config hash) and only
+regenerates the analysis (``python -m analysis results`` does that alone). To recompute
+the reference itself, run the default suite into an empty directory (``--out
+/tmp/fresh``) and compare, or remove the experiment directories under ``results/`` and
+run it again (a run whose config changed needs ``--force``). Runs of ``--config``
+go to ``runs/<config stem>/`` (several configs: stems joined by ``+``; with ``--full``,
+``-full`` appended; ``runs/`` is gitignored), ``--full`` alone to ``runs/full/``, and
+``--out DIR`` anywhere; writing them into ``results/`` needs ``--force``. The analysis
+of a directory writes only into that directory (``python -m analysis DIR`` redoes it).
 
 Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example, and
 ``testbed.toml``, the small packet-level scenario of the Mininet tests: run it with
@@ -13,9 +27,17 @@ packet-level ones (they need root and are skipped with a note otherwise). Tables
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
 (dotted key -> list of values; runs are the cartesian product x seeds x policies) and
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
-``results/<experiment>/<run name>/`` atomically (temp dir, then rename) with the records
-and ``run_config.json``; a rerun skips runs whose directory holds the same config hash,
-so an interrupted suite resumes where it stopped. Bad configs fail before any run starts.
+``<results dir>/<experiment>/<run name>/`` atomically (temp dir, then rename) with the
+records and ``run_config.json``; a rerun skips runs whose directory holds the same config
+hash, so an interrupted suite resumes where it stopped. A directory that holds a
+different run (another config hash: the config changed) is replaced only with
+``--force``; without it the runner stops before any run and names the directory. Bad
+configs fail before any run starts. Paths in the records (run.json ``trace_path``) are
+relative to the results directory.
+
+The analysis (``analysis/``) reports every policy that ran, in the registry order of
+``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``
+(default ``beamer`` when it ran, else the first policy in that order).
 
 ``--verify`` (artifact evaluation) recomputes the fluid runs of the results directory
 (``--out``, default ``results/``; all of them or ``--sample N``) from their own
@@ -49,6 +71,8 @@ from emulation.records import file_sha256
 from workloads.config import ConfigError, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent
+REFERENCE_DIR = REPO / "results"  # the committed reference results of the default suite
+RUNS_DIR = REPO / "runs"          # --config / --full runs without --out (gitignored)
 SKIP_FILES = {"default.toml", "testbed.toml"}  # not part of the default suite
 TABLES = ("experiment", "workload", "topology", "sweep", "full")
 BACKENDS = ("fluid", "mininet")
@@ -142,6 +166,15 @@ def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> Non
 
 
 
+def _in_file(path: Path, fn, *args):
+    """``fn(*args)``; a ConfigError it raises gets the file's name in front
+    (``mine.toml: unknown key 'experiment.foo' (known: ...)``)."""
+    try:
+        return fn(*args)
+    except ConfigError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
+
+
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
     """Validate one experiment TOML and expand it into runs (ConfigError names the key)."""
     from emulation.topology import TopologyConfig
@@ -164,8 +197,8 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
         tables = copy.deepcopy(base)
         for k, v in zip(keys, combo):
             _set_dotted(tables, k, v, f"{path.name} [sweep]")
-        exp = build(ExperimentSection, tables["experiment"], f"{path.name}: experiment")
-        topo = build(TopologyConfig, tables["topology"], f"{path.name}: topology")
+        exp = _in_file(path, build, ExperimentSection, tables["experiment"], "experiment")
+        topo = _in_file(path, build, TopologyConfig, tables["topology"], "topology")
         trace_path = trace_sha = ""
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
@@ -180,7 +213,7 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         for seed in seeds:
-            wl = build(WorkloadConfig, {**tables["workload"], "seed": seed}, f"{path.name}: workload")
+            wl = _in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
             for policy in exp.policies:
                 for rep in range(exp.repetitions):
                     name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
@@ -232,8 +265,27 @@ def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict
     if tmp.exists():
         shutil.rmtree(tmp)
     run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
+    run.update(_portable_paths(tmp, Path(out_root)))
     _commit_run_dir(spec, tmp, final)
     return run
+
+
+def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
+    """Rewrite ``trace_path`` in the run's run.json (and its twin's) relative to the
+    results directory (``pattern/traces/<key>.json``, ``../data/<file>``), so that no
+    record holds a path of the machine it ran on; returns the rewritten fields."""
+    changed: dict[str, str] = {}
+    for rj in (run_dir / "run.json", run_dir / "twin" / "run.json"):
+        if not rj.exists():
+            continue
+        run = json.loads(rj.read_text())
+        tp = run.get("trace_path")
+        if isinstance(tp, str) and os.path.isabs(tp):
+            run["trace_path"] = Path(os.path.relpath(tp, out_root)).as_posix()
+            rj.write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+            if rj.parent == run_dir:
+                changed["trace_path"] = run["trace_path"]
+    return changed
 
 
 def _commit_run_dir(spec: RunSpec, tmp: Path, final: Path) -> None:
@@ -317,6 +369,16 @@ def is_done(spec: RunSpec, out_root: Path) -> bool:
         return False
 
 
+MININET_SKIPPED = "packet-level (Mininet) part skipped"
+
+
+def _backend_of(run_dir: Path) -> str | None:
+    try:
+        return json.loads((run_dir / "run_config.json").read_text()).get("backend")
+    except (OSError, ValueError):
+        return None
+
+
 def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[list[RunSpec], list[str]]:
     """All runs of all configs for the chosen backend(s), and notes on what was skipped."""
     specs, notes = [], []
@@ -333,23 +395,75 @@ def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[lis
         from emulation import mininet_available
         ok, why = mininet_available()
         if not ok:
-            notes.append(f"packet-level (Mininet) part skipped: {why}")
+            notes.append(f"{MININET_SKIPPED}: {why}")
             specs = [s for s in specs if s.backend != "mininet"]
     return specs, notes
+
+
+def default_out(configs: list[Path] | None, *, full: bool) -> Path:
+    """Where a run goes without ``--out``: the default suite into ``results/`` (the
+    committed reference results); ``--full`` and ``--config`` runs into a directory of
+    their own under ``runs/`` (gitignored): ``runs/full``, ``runs/<config stem>`` (stems
+    joined by ``+``), with ``-full`` appended for ``--full``."""
+    if not configs:
+        return REFERENCE_DIR if not full else RUNS_DIR / "full"
+    name = "+".join(dict.fromkeys(Path(c).stem for c in configs))
+    return RUNS_DIR / (name + ("-full" if full else ""))
+
+
+def _shown(path: Path) -> str:
+    """A path for the terminal: relative to the working directory when inside it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
+    """("done" | "to run" | "different", the hash found): a run directory holding the same
+    config hash is done; one holding another (or an unreadable run_config.json) is a
+    different run, replaced only with ``--force``."""
+    d = out_root / spec.experiment / spec.name
+    if not d.exists():
+        return "to run", None
+    try:
+        old = json.loads((d / "run_config.json").read_text()).get("config_hash")
+    except (OSError, ValueError):
+        old = None
+    return ("done" if old == spec.config_hash else "different"), old
+
+
+def stale_runs(specs: list[RunSpec], out_root: Path) -> list[str]:
+    """Run directories under ``out_root`` (``<experiment>/<run>/run_config.json``) that no
+    spec of this invocation names: kept, and read by the analysis with the others."""
+    names = {(s.experiment, s.name) for s in specs}
+    return [f"{r.parent.name}/{r.name}" for r in committed_runs(out_root)
+            if (r.parent.name, r.name) not in names]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", action="append", type=Path,
-                    help="experiment TOML (repeatable); default: every experiments/*.toml of the suite")
+                    help="experiment TOML (repeatable); default: every experiments/*.toml of the "
+                         "suite. Results go to runs/<config stem>/ unless --out says otherwise")
     ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
                     help="which experiments to run (default both; Mininet ones need root)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
-    ap.add_argument("--out", type=Path, default=REPO / "results", help="results directory")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results directory (default: results/ for the default suite, the "
+                         "committed reference results; runs/<config stem>/ with --config; "
+                         "runs/full/ with --full)")
+    ap.add_argument("--force", action="store_true",
+                    help="replace run directories that hold a different run (another config "
+                         "hash), and allow --config / --full runs into results/")
+    ap.add_argument("--reference", metavar="POLICY",
+                    help="policy every ratio of the analysis is taken against (default: beamer "
+                         "when it ran, else the first policy in registry order)")
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
     size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
-    ap.add_argument("--dry-run", action="store_true", help="list the runs and exit")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="list the runs, each marked done / to run / different, and exit")
     ap.add_argument("--dask", metavar="ADDRESS",
                     help="submit runs to a Dask distributed scheduler: its address "
                          "(tcp://host:8786, an existing cluster) or 'local' (a LocalCluster "
@@ -370,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sample and not args.verify:
         ap.error("--sample needs --verify")
     if args.verify:
-        return verify(args.out.resolve(), sample=args.sample, jobs=args.jobs)
+        return verify((args.out or REFERENCE_DIR).resolve(), sample=args.sample, jobs=args.jobs)
     configs = args.config or sorted(p for p in (REPO / "experiments").glob("*.toml")
                                     if p.name not in SKIP_FILES)
     try:
@@ -378,17 +492,51 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    out = (args.out or default_out(args.config, full=args.full)).resolve()
+    where = _shown(out)
+    if any(n.startswith(MININET_SKIPPED) for n in notes):
+        kept = sum(1 for r in committed_runs(out) if _backend_of(r) == "mininet")
+        if kept:
+            notes = [n + (f"; the {kept} packet-level runs already in this directory are "
+                          "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
+                     for n in notes]
+    if args.reference is not None and args.reference not in {s.policy for s in specs}:
+        print(f"error: --reference {args.reference}: not a policy of these runs "
+              f"({', '.join(sorted({s.policy for s in specs}))})", file=sys.stderr)
+        return 2
     for n in notes:
         print(f"note: {n}")
+    status = {(s.experiment, s.name): run_status(s, out) for s in specs}
+    different = [s for s in specs if status[(s.experiment, s.name)][0] == "different"]
+    todo = [s for s in specs if status[(s.experiment, s.name)][0] != "done"]
+    n_done = len(specs) - len(todo)
     if args.dry_run:
         for s in specs:
-            print(f"{s.experiment}/{s.name}")
-        print(f"{len(specs)} runs")
+            st = status[(s.experiment, s.name)][0]
+            print(f"{s.experiment}/{s.name}  ({'different run: --force replaces it' if st == 'different' else st})")
+        print(f"{len(specs)} runs into {where}: {n_done} done (same config hash), "
+              f"{len(todo) - len(different)} to run"
+              + (f", {len(different)} directories hold a different run" if different else ""))
         return 0
-    out = args.out.resolve()
+    if out == REFERENCE_DIR.resolve() and (args.config or args.full) and not args.force:
+        print(f"error: {where} holds the committed reference results of the default suite; "
+              f"--config and --full runs go to {_shown(default_out(args.config, full=args.full))} "
+              "(the default) or to --out DIR; pass --force to write them into it", file=sys.stderr)
+        return 2
+    if different and not args.force:
+        s = different[0]
+        old = status[(s.experiment, s.name)][1]
+        more = f"; {len(different) - 1} more run directories too" if len(different) > 1 else ""
+        print(f"error: {_shown(out / s.experiment / s.name)} holds a different run (config hash "
+              f"{old or 'unreadable'}, this config's {s.config_hash}{more}); pass --force to "
+              f"replace {'them' if more else 'it'}", file=sys.stderr)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in specs if not is_done(s, out)]
-    print(f"{len(specs)} runs, {len(specs) - len(todo)} already done, {len(todo)} to run "
+    stale = stale_runs(specs, out)
+    if stale:
+        print(f"note: {len(stale)} run directories under {where} are not runs of these configs "
+              f"(e.g. {stale[0]}); they are kept and the analysis reads them too")
+    print(f"{len(specs)} runs into {where}: {n_done} already done, {len(todo)} to run "
           f"({'dask ' + args.dask if args.dask else f'{args.jobs} jobs'})")
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
@@ -396,10 +544,12 @@ def main(argv: list[str] | None = None) -> int:
         (out / "NOTES.md").write_text("\n".join(f"- {n}" for n in notes) + "\n")
     elif (out / "NOTES.md").exists():
         (out / "NOTES.md").unlink()
-    if not args.no_analysis:
-        from analysis.report import make_report
-        summary = make_report(out)
-        print(f"wrote {summary}")
+    if args.no_analysis:
+        print(f"results: {where} (analysis skipped; later: python -m analysis {where})")
+        return 0
+    from analysis.report import make_report
+    summary = make_report(out, reference=args.reference)
+    print(f"results: {where} (summary: {_shown(summary)}, tables/, figures/)")
     return 0
 
 
@@ -559,6 +709,7 @@ def reuse(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
     run = json.loads((tmp / "run.json").read_text())
     run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
     (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+    run.update(_portable_paths(tmp, out_root))
     _commit_run_dir(spec, tmp, final)
     return run
 
@@ -588,9 +739,11 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     todo, copies = split_duplicates(todo, list(done_specs))
     from tqdm import tqdm
     prepared = {}
-    for s in todo:
+    for s in tqdm(todo, desc="traces and lower bounds", unit="run", dynamic_ncols=True,
+                  file=sys.stderr, disable=len(todo) < 2, leave=False):
         prepared[(s.experiment, s.name)] = prepare_trace(s, out)
-    bar = tqdm(total=len(todo) + len(copies), unit="run", dynamic_ncols=True, file=sys.stderr)
+    bar = tqdm(total=len(todo) + len(copies), unit="run", dynamic_ncols=True, file=sys.stderr,
+               desc="runs", disable=not (todo or copies))
     t0 = time.time()
 
     def done(spec: RunSpec, run: dict[str, Any]) -> None:

@@ -1,4 +1,10 @@
-"""``python -m analysis RESULTS_DIR``: regenerate tables, figures and summary.md from records."""
+"""``python -m analysis RESULTS_DIR``: regenerate tables, figures and summary.md from records.
+
+Reads the run records under RESULTS_DIR (``<experiment>/<run>/run.json``, ``stages.csv``,
+``coflows.csv``, ...) and writes ``summary.md``, ``tables/`` and ``figures/`` into that
+directory only. ``python -m analysis results`` regenerates the analysis of the committed
+reference results; ``python -m analysis runs/mine`` that of a run of your own.
+"""
 from __future__ import annotations
 
 import argparse
@@ -9,12 +15,17 @@ from analysis.report import make_report
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m analysis", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path, help="results directory (as run_experiments.py writes it)")
+    ap.add_argument("--reference", metavar="POLICY",
+                    help="policy every ratio and reduction is taken against (default: beamer "
+                         "when the records have it, else the first policy in the registry "
+                         "order of emulation.scheduler.POLICIES)")
     args = ap.parse_args(argv)
     try:
-        print(make_report(args.results))
-    except FileNotFoundError as exc:
+        print(make_report(args.results, reference=args.reference))
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

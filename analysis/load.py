@@ -2,6 +2,10 @@
 
 Layout: ``RESULTS/<experiment>/<run name>/{run.json, stages.csv, coflows.csv, flows.csv}``.
 Directories starting with ``.`` (unfinished runs) and ``traces/`` are ignored.
+
+Each run row carries ``run`` (its directory relative to the results directory, e.g.
+``pattern/sync_pattern=ring,policy=fair,seed=1``: what tables show) and ``run_dir`` (the
+path to read its files from; never written to a table: ``write_table`` drops it).
 """
 from __future__ import annotations
 
@@ -19,8 +23,19 @@ def run_dirs(results: Path) -> list[Path]:
                   if not p.parent.name.startswith("."))
 
 
+def _figure_kind(run_dir: Path) -> str:
+    """The experiment's ``figure`` setting ("bars" or "line") from the run's run_config.json
+    (the runner writes it; "bars" without one)."""
+    try:
+        cfg = json.loads((run_dir / "run_config.json").read_text())
+    except (OSError, ValueError):
+        return "bars"
+    return str(cfg.get("experiment_cfg", {}).get("figure", "bars"))
+
+
 def load_runs(results: Path) -> pd.DataFrame:
     """One row per run: run.json's scalars plus ``scenario`` (its swept parameters)."""
+    results = Path(results)
     rows = []
     for d in run_dirs(results):
         run = json.loads((d / "run.json").read_text())
@@ -31,11 +46,28 @@ def load_runs(results: Path) -> pd.DataFrame:
         row["scenario"] = ",".join(f"{k.split('.')[-1]}={value_label(v)}" for k, v in params.items()) or "all"
         for k, v in params.items():
             row[f"param:{k}"] = value_label(v)
+        row["figure"] = _figure_kind(d)
+        row["run"] = d.relative_to(results).as_posix()
         row["run_dir"] = str(d)
         rows.append(row)
     if not rows:
         raise FileNotFoundError(f"no run records (*/*/run.json) under {results}")
     return pd.DataFrame(rows)
+
+
+def write_table(df: pd.DataFrame, path: Path) -> Path:
+    """Write a table as CSV without machine-specific paths: the ``run_dir`` column (where
+    this process read the run) is dropped (tables name runs by ``run``, relative to the
+    results directory); ValueError if any other cell still holds an absolute path."""
+    df = df.drop(columns=[c for c in ("run_dir", "trace_path") if c in df.columns])
+    for col in df.columns:
+        if df[col].dtype == object or pd.api.types.is_string_dtype(df[col]):
+            bad = df[col].map(lambda v: isinstance(v, str) and (v.startswith("/") or ":\\" in v))
+            if bad.any():
+                raise ValueError(f"{Path(path).name}: column {col!r} holds an absolute path "
+                                 f"({df.loc[bad, col].iloc[0]!r})")
+    df.to_csv(path, index=False)
+    return Path(path)
 
 
 def load_stages(runs: pd.DataFrame) -> pd.DataFrame:

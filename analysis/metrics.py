@@ -1,24 +1,28 @@
-"""Metrics over runs: per-policy SCT statistics and ratios to Beamer with 95% CIs over seeds."""
+"""Metrics over runs: per-policy SCT statistics and ratios to a reference policy with 95%
+t-intervals over seeds (no interval from a single value)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-REFERENCE = "beamer"
+from analysis.policies import DEFAULT_REFERENCE
 
 
 def mean_ci95(x: np.ndarray) -> tuple[float, float]:
-    """Mean and the half-width of its 95% t-interval (0 for a single value)."""
+    """Mean and the half-width of its 95% t-interval; the half-width is NaN for fewer than
+    two values (one sample has no interval) and the mean NaN for none."""
     x = np.asarray(x, dtype=float)
+    if len(x) == 0:
+        return float("nan"), float("nan")
     if len(x) < 2:
-        return float(x.mean()), 0.0
+        return float(x.mean()), float("nan")
     half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
     return float(x.mean()), float(half)
 
 
-def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s", reference: str = REFERENCE
-               ) -> pd.DataFrame:
+def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s",
+               reference: str = DEFAULT_REFERENCE) -> pd.DataFrame:
     """Per (experiment, scenario, policy): mean of metric / reference's metric over seeds, with CI.
 
     The ratio is taken per seed (same trace) and repetition index (packet-level runs

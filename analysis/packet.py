@@ -6,13 +6,17 @@ own measurements, all in trace seconds like the records (emulated ones say so):
 - ``capture_pairs``: per stage, the SCT derived from the packets (``stages_capture.csv``)
   beside the SCT the driver reported (``stages.csv``);
 - ``capture_agreement``: per run, median and max |capture - reported| SCT difference;
-- ``packet_level_table``: per packet-level experiment, Beamer's reduction of avg SCT vs
-  each baseline computed from the capture-derived SCTs, with the reported ones beside;
+- ``packet_level_table``: per packet-level experiment, each policy's avg SCT relative to
+  the reference policy's, computed from the capture-derived SCTs, with the reported ones
+  beside;
 - ``scheduler_reaction``: per run, class latency median / p95 / max (ms, wall clock);
 - ``isolation``: per run, the lower classes' share while a higher class was queued;
 - ``capture_reader``: per run, packets read and the reader's packets/s;
 - ``write_packet_tables``: writes the tables under ``tables/`` and returns the summary's
   markdown lines (the hook ``analysis/report.py`` calls).
+
+Tables name runs by ``run`` (relative to the results directory), never by a path of the
+machine the analysis ran on.
 """
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.load import write_table
 from analysis.metrics import normalised
+from analysis.policies import DEFAULT_REFERENCE, sort_by_policy
 
 
 def _mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -50,6 +56,7 @@ def capture_pairs(runs: pd.DataFrame) -> pd.DataFrame:
         m["diff_s"] = m["sct_capture_s"] - m["sct_reported_s"]
         for k in ("experiment", "scenario", "policy", "workload_seed", "run_name"):
             m[k] = r.get(k)
+        m["run"] = r.get("run", d.name)
         m["run_dir"] = str(d)
         parts.append(m)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -62,7 +69,7 @@ def capture_agreement(pairs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     p = pairs.assign(abs_diff_s=pairs["diff_s"].abs(),
                      rel_diff=pairs["diff_s"].abs() / pairs["sct_reported_s"])
-    g = p.groupby(["experiment", "run_dir", "policy"], sort=False)
+    g = p.groupby(["experiment", "run", "run_dir", "policy"], sort=False)
     return pd.DataFrame({
         "stages": g.size(), "abs_diff_median_s": g["abs_diff_s"].median(),
         "abs_diff_max_s": g["abs_diff_s"].max(), "rel_diff_max": g["rel_diff"].max(),
@@ -71,14 +78,14 @@ def capture_agreement(pairs: pd.DataFrame) -> pd.DataFrame:
     }).reset_index()
 
 
-def packet_level_table(runs: pd.DataFrame) -> pd.DataFrame:
+def packet_level_table(runs: pd.DataFrame, reference: str = DEFAULT_REFERENCE) -> pd.DataFrame:
     """Per packet-level experiment, scenario and policy: mean avg SCT from the captures and
-    reported, and the ratio to Beamer's (per seed, then averaged) for both."""
+    reported, and the ratio to the reference policy's (per seed, then averaged) for both."""
     mn = _mininet_runs(runs)
     if mn.empty or "avg_sct_capture_s" not in mn or mn["avg_sct_capture_s"].isna().all():
         return pd.DataFrame()
-    cap = normalised(mn, metric="avg_sct_capture_s")
-    rep = normalised(mn, metric="avg_sct_s")
+    cap = normalised(mn, metric="avg_sct_capture_s", reference=reference)
+    rep = normalised(mn, metric="avg_sct_s", reference=reference)
     key = ["experiment", "scenario", "policy"]
     out = cap.rename(columns={"ratio_mean": "ratio_capture", "ratio_ci95": "ratio_capture_ci95"}).merge(
         rep[key + ["ratio_mean", "ratio_ci95", "avg_sct_s_mean"]].rename(
@@ -95,7 +102,7 @@ def scheduler_reaction(runs: pd.DataFrame) -> pd.DataFrame:
         lat = run.get("class_latency_emulated_s") or run.get("class_latency_s") or {}
         if lat.get("median") is None:
             continue
-        rows.append({"experiment": r["experiment"], "policy": r["policy"],
+        rows.append({"experiment": r["experiment"], "policy": r["policy"], "run": r.get("run"),
                      "run_dir": r["run_dir"], "median_ms": lat["median"] * 1e3,
                      "p95_ms": lat["p95"] * 1e3, "max_ms": lat["max"] * 1e3,
                      "coflows": lat.get("coflows")})
@@ -104,14 +111,15 @@ def scheduler_reaction(runs: pd.DataFrame) -> pd.DataFrame:
 
 def isolation(runs: pd.DataFrame) -> pd.DataFrame:
     """Per Mininet run: ``priority_isolation`` of run.json (lower classes' share per class
-    while a higher class was queued; strict priority predicts about 0.01)."""
+    while a higher class was queued; strict priority with a guaranteed share per class
+    predicts about that share)."""
     rows = []
     for _, r in _mininet_runs(runs).iterrows():
         iso = _run_json(r["run_dir"]).get("priority_isolation")
         if not iso:
             continue
-        rows.append({"experiment": r["experiment"], "policy": r["policy"], "run_dir": r["run_dir"],
-                     **iso})
+        rows.append({"experiment": r["experiment"], "policy": r["policy"], "run": r.get("run"),
+                     "run_dir": r["run_dir"], **iso})
     return pd.DataFrame(rows)
 
 
@@ -123,39 +131,41 @@ def capture_reader(runs: pd.DataFrame) -> pd.DataFrame:
         run = _run_json(r["run_dir"])
         st = run.get("capture_reader")
         if st:
-            rows.append({"experiment": r["experiment"], "policy": r["policy"],
+            rows.append({"experiment": r["experiment"], "policy": r["policy"], "run": r.get("run"),
                          "run_dir": r["run_dir"], **st, "run_wall_s": run.get("wall_s")})
     return pd.DataFrame(rows)
 
 
-def write_packet_tables(runs: pd.DataFrame, tables: Path) -> list[str]:
+def write_packet_tables(runs: pd.DataFrame, tables: Path,
+                        reference: str = DEFAULT_REFERENCE) -> list[str]:
     """Write tables/capture_vs_reported.csv, packet_level_capture.csv,
     scheduler_reaction.csv, priority_isolation.csv and capture_reader.csv (those with
     data); return the summary's markdown lines (empty without capture-derived records)."""
     tables = Path(tables)
     lines: list[str] = []
     pairs = capture_pairs(runs)
-    agree = capture_agreement(pairs)
-    table = packet_level_table(runs)
-    react = scheduler_reaction(runs)
-    iso = isolation(runs)
-    reader = capture_reader(runs)
+    agree = sort_by_policy(capture_agreement(pairs), ("experiment",))
+    table = sort_by_policy(packet_level_table(runs, reference))
+    react = sort_by_policy(scheduler_reaction(runs), ("experiment",))
+    iso = sort_by_policy(isolation(runs), ("experiment",))
+    reader = sort_by_policy(capture_reader(runs), ("experiment",))
     for name, df in (("capture_vs_reported", agree), ("packet_level_capture", table),
                      ("scheduler_reaction", react), ("priority_isolation", iso),
                      ("capture_reader", reader)):
         if not df.empty:
-            df.to_csv(tables / f"{name}.csv", index=False)
+            write_table(df, tables / f"{name}.csv")
     if not table.empty:
-        lines += ["", "## Packet level: Beamer vs baselines from the captures", "",
+        lines += ["", f"## Packet level: every policy relative to {reference}, from the captures", "",
                   "Avg SCT (trace s) per policy from the switch captures (last payload byte "
                   "at the receiver's port), the driver-reported value beside it; ratio = "
-                  "policy / beamer per seed, averaged (> 1: Beamer faster).", "",
+                  f"policy / {reference} per seed, averaged (> 1: {reference} faster); ± is "
+                  "the 95% t-interval over runs, shown only for two or more.", "",
                   "| experiment | scenario | policy | runs | avg SCT capture | avg SCT reported | "
                   "ratio capture | ratio reported |", "|---|---|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
             lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {int(r['seeds'])} | "
                          f"{r['avg_sct_capture_s_mean']:.3f} | {r['avg_sct_s_mean']:.3f} | "
-                         f"{r['ratio_capture']:.3f} ± {r['ratio_capture_ci95']:.3f} | "
+                         f"{_pm(r['ratio_capture'], r['ratio_capture_ci95'])} | "
                          f"{r['ratio_reported']:.3f} |")
     if not agree.empty:
         lines += ["", "## Packet level: capture-derived vs reported SCT per run", "",
@@ -169,8 +179,9 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path) -> list[str]:
         lines += ["", "## Packet level: scheduler reaction and priority isolation per run", "",
                   "Class latency: coflow release -> its class set on its senders' sockets "
                   "(wall-clock ms). Lower-class share: bytes the lower classes sent per class "
-                  "while a higher class was queued on the port (strict priority with the 1% "
-                  "guarantee: about 0.01).", "",
+                  "while a higher class was queued on the port (strict priority predicts about "
+                  "the share each class is guaranteed, `MIN_SHARE` of "
+                  "`emulation/mininet/qos.py`).", "",
                   "| experiment | run | latency median (ms) | p95 (ms) | max (ms) | lower-class share |",
                   "|---|---|---|---|---|---|"]
         iso_of = {r["run_dir"]: r["lower_share_per_class"] for _, r in iso.iterrows()} if not iso.empty else {}
@@ -187,6 +198,13 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path) -> list[str]:
                   f"{reader.loc[reader['packets'].idxmax(), 'read_wall_s']:.2f} s of its "
                   f"{reader.loc[reader['packets'].idxmax(), 'run_wall_s']:.0f} s wall time)."]
     return lines
+
+
+def _pm(mean: float, ci: float, fmt: str = ".3f") -> str:
+    """``mean ± ci``, or the mean alone when there is no interval (one run)."""
+    if pd.isna(mean):
+        return "-"
+    return f"{mean:{fmt}}" + ("" if pd.isna(ci) else f" ± {ci:{fmt}}")
 
 
 __all__ = ["capture_pairs", "capture_agreement", "packet_level_table",

@@ -1,4 +1,12 @@
-"""Seaborn figures from record tables; each saved as PNG and PDF. Policy names as in the registry."""
+"""Seaborn / matplotlib figures from record tables.
+
+Each figure is saved as PNG and PDF, and the numbers it draws as ``<stem>.csv`` beside
+them (one row per drawn bar, point or line, with the policy and its colour), so every
+figure can be checked without reading the picture. Policies come from the data, in
+registry order (``analysis.policies``), with one colour, marker and line style per policy
+name across all figures. Every error bar says in the figure what it is; none is drawn
+from a single value.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,12 +18,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
 
-POLICY_ORDER = ["beamer", "beamer-sbssi", "beamer-stage-only", "sincronia", "fifo_lm", "fair", "varys"]
+from analysis.policies import Style, policy_order, styles as policy_styles  # noqa: E402
+
+# a bar chart switches to a log y axis when its tallest bar is more than this many times
+# its median bar (one bar would otherwise flatten the others)
+LOG_AXIS_SPREAD = 3.0
 
 
-def _save(fig, out: Path, stem: str) -> list[Path]:
+def _save(fig, out: Path, stem: str, data: pd.DataFrame) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for ext, meta in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "Producer": None})):
@@ -23,140 +34,302 @@ def _save(fig, out: Path, stem: str) -> list[Path]:
         fig.savefig(p, dpi=150, bbox_inches="tight", metadata=meta)  # byte-stable reruns
         paths.append(p)
     plt.close(fig)
+    data.to_csv(out / f"{stem}.csv", index=False)
     return paths
 
 
-def _order(policies) -> list[str]:
-    present = list(dict.fromkeys(policies))
-    return [p for p in POLICY_ORDER if p in present] + [p for p in present if p not in POLICY_ORDER]
+def _styles(policies, styles: dict[str, Style] | None) -> dict[str, Style]:
+    if styles is None:
+        return policy_styles(policies)
+    missing = [p for p in policy_order(policies) if p not in styles]
+    return {**styles, **policy_styles(missing)} if missing else styles
 
 
-def normalised_bars(norm: pd.DataFrame, experiment: str, title: str, out: Path) -> list[Path]:
-    """Bars: avg SCT / Beamer's per policy and scenario, 95% CI error bars."""
+def _scenario_axis(scenarios: list[str]) -> tuple[list[str], str]:
+    """Tick labels and axis label: ``key=value`` scenarios of one common key show the
+    values on the ticks and the key as the label."""
+    parts = [s.split("=", 1) for s in scenarios]
+    if scenarios and all(len(p) == 2 and "," not in s for p, s in zip(parts, scenarios)) \
+            and len({p[0] for p in parts}) == 1:
+        return [p[1] for p in parts], parts[0][0]
+    return scenarios, "scenario"
+
+
+def _interval_note(counts, what: str = "seeds", mark: str = "bar") -> str:
+    """What the error bars of a chart are, from the number of values behind each bar."""
+    counts = [int(c) for c in counts if pd.notna(c)]
+    if not counts or max(counts) < 2:
+        return f"one run per {mark}: no error bars"
+    n = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+    none = f", none where a {mark} is one run" if min(counts) < 2 else ""
+    return f"error bars: 95% CI of the mean over {n} {what} (t){none}"
+
+
+def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray) -> bool:
+    """Log y axis (plain-number ticks) when the tallest bar dwarfs the median one."""
+    v = values[np.isfinite(values) & (values > 0)]
+    if len(v) == 0:
+        return False
+    top = np.nanmax(np.where(np.isfinite(tops), tops, values))
+    if top / np.median(v) <= LOG_AXIS_SPREAD:
+        return False
+    ax.set_yscale("log")
+    ax.set_ylim(min(0.8, float(v.min()) * 0.9), top * 1.3)
+    ticks = [t for t in (0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500)
+             if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
+    ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    return True
+
+
+def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Path,
+                    styles: dict[str, Style] | None = None) -> list[Path]:
+    """Bars: avg SCT / the reference policy's (same trace, per seed, then averaged) per
+    policy and scenario; 95% t-interval over seeds where there are two or more."""
     d = norm[norm["experiment"] == experiment]
-    pols = _order(d["policy"])
+    pols = policy_order(d["policy"])
+    st = _styles(pols, styles)
     scen = list(dict.fromkeys(d["scenario"]))
-    fig, ax = plt.subplots(figsize=(max(5, 1.6 * len(scen) + 3), 3.6))
+    ticks, xlabel = _scenario_axis(scen)
+    num = pd.to_numeric(pd.Series(ticks), errors="coerce")
+    if xlabel != "scenario" and num.notna().all():  # one numeric parameter: in its order
+        order = np.argsort(num.to_numpy(), kind="stable")
+        scen, ticks = [scen[i] for i in order], [ticks[i] for i in order]
+    fig, ax = plt.subplots(figsize=(max(5.5, 1.3 * len(scen) * max(1, len(pols) / 5) + 3), 3.8))
     width = 0.8 / len(pols)
-    colors = sns.color_palette("colorblind", len(pols))
+    rows = []
     for i, p in enumerate(pols):
         row = d[d["policy"] == p].set_index("scenario").reindex(scen)
         x = np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width
-        ax.bar(x, row["ratio_mean"], width, yerr=row["ratio_ci95"], label=p, color=colors[i],
-               capsize=2)
-    ax.axhline(1.0, color="black", lw=0.8, ls="--")
-    ax.set_xticks(np.arange(len(scen)), scen, rotation=0)
-    ax.set_xlabel("scenario")
-    ax.set_ylabel("avg SCT / Beamer's avg SCT (ratio)")
-    ax.set_title(title)
+        # the reference's own ratio is 1 by definition: no interval to draw
+        err = row["ratio_ci95"].where((row["seeds"] >= 2) & (p != reference))
+        ax.bar(x, row["ratio_mean"], width, label=p, color=st[p].colour, zorder=2)
+        ax.errorbar(x, row["ratio_mean"], yerr=err, fmt="none", ecolor="black", elinewidth=1,
+                    capsize=2, zorder=3)
+        for s, m, e, n in zip(scen, row["ratio_mean"], err, row["seeds"]):
+            rows.append({"experiment": experiment, "scenario": s, "policy": p, "ratio_mean": m,
+                         "ci95": e, "runs": n, "colour": st[p].colour})
+    data = pd.DataFrame(rows)
+    log = _maybe_log_y(ax, data["ratio_mean"].to_numpy(float),
+                       (data["ratio_mean"] + data["ci95"].fillna(0)).to_numpy(float))
+    if log:  # bar heights are hard to read on a log axis: print them
+        for i, p in enumerate(pols):
+            row = data[data["policy"] == p]
+            x = np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width
+            for xi, v in zip(x, row["ratio_mean"]):
+                if pd.notna(v):
+                    ax.text(xi, v * 1.03, f"{v:.2f}", ha="center", va="bottom", fontsize=7,
+                            rotation=90 if len(pols) * len(scen) > 10 else 0)
+    ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=4)
+    long = max(len(t) for t in ticks) > 14
+    ax.set_xticks(np.arange(len(scen)), ticks, rotation=20 if long else 0,
+                  ha="right" if long else "center", fontsize=8 if long else 9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"avg SCT / {reference}'s" + (" (log scale)" if log else ""))
+    ax.set_title(f"{experiment}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
+                 f"mean of per-seed ratios; {_interval_note(data['runs'])}", fontsize=10)
     ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, out, f"{experiment}_normalised_avg_sct")
+    return _save(fig, out, f"{experiment}_normalised_avg_sct", data)
+
+
+def _dodge(x: np.ndarray, i: int, n: int, log_x: bool, span: float) -> np.ndarray:
+    """Shift series ``i`` of ``n`` sideways so that error bars of equal points stay apart."""
+    off = (i - (n - 1) / 2) / max(n, 1)
+    if log_x:
+        return x * 2.0 ** (0.25 * off)
+    return x + 0.03 * span * off
 
 
 def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: str,
-                xlabel: str, out: Path, log_x: bool = False) -> list[Path]:
-    """Left: mean avg SCT (s) vs a swept parameter per policy. Right: avg SCT / Beamer's on
-    the same trace, mean over seeds with 95% CI (seeds differ in absolute SCT, so the
-    ratio is where the spread is meaningful)."""
+                xlabel: str, reference: str, out: Path, log_x: bool = False,
+                styles: dict[str, Style] | None = None) -> list[Path]:
+    """Left: mean avg SCT (s) vs a swept parameter per policy. Right: avg SCT / the
+    reference's on the same trace, mean over seeds with 95% t-intervals (seeds are
+    different traces, so the spread is meaningful for the ratio only). Points of one
+    x are shifted slightly apart; each policy has its own marker and dash."""
     d = runs[runs["experiment"] == experiment].copy()
     d["x"] = pd.to_numeric(d[f"param:{param}"])
     short = param.split(".")[-1]
     n = norm[norm["experiment"] == experiment].copy()
     n["x"] = pd.to_numeric(n["scenario"].str.split("=").str[-1])
-    order = _order(d["policy"])
-    colors = dict(zip(order, sns.color_palette("colorblind", len(order))))
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for p in order:
-        g = d[d["policy"] == p].groupby("x")["avg_sct_s"].mean()
-        a1.plot(g.index, g.values, marker="o", color=colors[p], label=p)
+    order = policy_order(d["policy"])
+    st = _styles(order, styles)
+    xs = np.sort(d["x"].unique())
+    span = float(xs.max() - xs.min()) or 1.0
+    seeds = int(d.groupby(["x", "policy"])["workload_seed"].nunique().max())
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.0))
+    rows = []
+    for i, p in enumerate(order):
+        s = st[p]
+        g = d[d["policy"] == p].groupby("x")["avg_sct_s"].agg(["mean", "size"])
+        a1.plot(_dodge(g.index.to_numpy(float), i, len(order), log_x, span), g["mean"],
+                marker=s.marker, ls=s.linestyle, color=s.colour, label=p, ms=5, lw=1.4)
         h = n[n["policy"] == p].sort_values("x")
-        a2.errorbar(h["x"], h["ratio_mean"], yerr=h["ratio_ci95"], marker="o", color=colors[p],
-                    capsize=2, label=p)
+        err = h["ratio_ci95"].where((h["seeds"] >= 2) & (p != reference))
+        a2.errorbar(_dodge(h["x"].to_numpy(float), i, len(order), log_x, span), h["ratio_mean"],
+                    yerr=err, marker=s.marker, ls=s.linestyle, color=s.colour, capsize=2, ms=5,
+                    lw=1.4, elinewidth=1, label=p)
+        for x, m, r, e, k in zip(h["x"], g.reindex(h["x"])["mean"], h["ratio_mean"], err, h["seeds"]):
+            rows.append({"experiment": experiment, "x": x, "policy": p, "avg_sct_s_mean": m,
+                         "ratio_mean": r, "ratio_ci95": e, "runs": k, "colour": s.colour})
     for ax in (a1, a2):
         if log_x:
             ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-            ax.set_xticks(sorted(d["x"].unique()))
+        ax.set_xticks(xs, [f"{v:g}" for v in xs])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel(xlabel)
+        ax.grid(axis="y", color="0.9", zorder=0)
     a1.set_ylabel("average stage completion time (s)")
-    a1.set_title(f"{experiment}: avg SCT vs {short} (mean of seeds)")
+    a1.set_title(f"{experiment}: avg SCT vs {short}\n" + (
+        f"mean of {seeds} seeds (different traces: no error bars)" if seeds > 1 else
+        "one seed"), fontsize=10)
     a2.axhline(1.0, color="black", lw=0.8, ls="--")
-    a2.set_ylabel("avg SCT / Beamer's avg SCT (ratio)")
-    a2.set_title("normalised to beamer (95% CI over seeds)")
+    a2.set_ylabel(f"avg SCT / {reference}'s")
+    data = pd.DataFrame(rows)
+    a2.set_title(f"relative to {reference} (> 1: {reference} faster), mean of per-seed ratios\n"
+                 f"{_interval_note(data['runs'] if len(data) else [], mark='point')}", fontsize=10)
     a2.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return _save(fig, out, f"{experiment}_avg_sct_vs_{short}")
+    return _save(fig, out, f"{experiment}_avg_sct_vs_{short}", data)
 
 
-def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, out: Path) -> list[Path]:
-    """Empirical CDF of SCT per policy (all seeds of one scenario)."""
+def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str, out: Path,
+            styles: dict[str, Style] | None = None) -> list[Path]:
+    """Empirical CDF of SCT (all stages of every seed of one scenario): one panel per
+    policy, each drawn over the reference policy's CDF (grey), so that curves which
+    nearly coincide are still each visible."""
     d = stages[(stages["experiment"] == experiment) & (stages["scenario"] == scenario)]
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    sns.ecdfplot(data=d, x="sct_s", hue="policy", hue_order=_order(d["policy"]), ax=ax,
-                 palette="colorblind")
-    ax.set_xscale("log")
-    ax.set_xlabel("stage completion time (s, log scale)")
-    ax.set_ylabel("fraction of stages (CDF)")
-    ax.set_title(f"SCT CDF: {experiment} {scenario}")
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1.0), title="policy", fontsize=8)
-    return _save(fig, out, f"{experiment}_sct_cdf")
+    order = policy_order(d["policy"])
+    st = _styles(order, styles)
+    others = [p for p in order if p != reference] or order
+    ncols = min(4, len(others))
+    nrows = -(-len(others) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.3 * ncols + 0.6, 2.7 * nrows + 0.9),
+                             sharex=True, sharey=True, squeeze=False)
+    curves, rows = {}, []
+    for p in order:
+        x = np.sort(d.loc[d["policy"] == p, "sct_s"].to_numpy(float))
+        curves[p] = (x, np.arange(1, len(x) + 1) / len(x))
+        rows += [{"experiment": experiment, "scenario": scenario, "policy": p, "sct_s": a,
+                  "cdf": b, "colour": st[p].colour} for a, b in zip(*curves[p])]
+    for ax, p in zip(axes.flat, others):
+        if p != reference and reference in curves:
+            ax.step(*curves[reference], where="post", color="0.55", ls="--", lw=1.3,
+                    label=reference)
+        ax.step(*curves[p], where="post", color=st[p].colour, ls=st[p].linestyle, lw=1.6, label=p)
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.grid(color="0.92")
+        ax.set_title(p if p == reference else f"{p} vs {reference}", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in axes.flat[len(others):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("stage completion time (s, log)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("fraction of stages")
+    seeds = d["workload_seed"].nunique() if "workload_seed" in d else 1
+    fig.suptitle(f"SCT CDF: {experiment} {scenario}, all stages of {seeds} "
+                 f"seed{'s' if seeds != 1 else ''}; grey dashed: {reference}", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, out, f"{experiment}_sct_cdf", pd.DataFrame(rows))
 
 
-def lb_ratio(runs: pd.DataFrame, out: Path) -> list[Path]:
-    """Bars: avg SCT / lower bound per policy and experiment (all scenarios and seeds)."""
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    sns.barplot(data=runs, x="experiment", y="avg_sct_over_lb", hue="policy",
-                hue_order=_order(runs["policy"]), errorbar=("ci", 95), seed=0, ax=ax,
-                palette="colorblind", capsize=0.05)
-    ax.axhline(1.0, color="black", lw=0.8, ls="--")
-    ax.set_xlabel("experiment")
-    ax.set_ylabel("avg SCT / lower bound (ratio)")
-    ax.set_title("Distance from the provable lower bound (1 = optimal)")
-    ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, out, "ratio_to_lower_bound")
+def lb_ratio(runs: pd.DataFrame, out: Path, styles: dict[str, Style] | None = None) -> list[Path]:
+    """Heat map: avg SCT / lower bound per experiment (rows) and policy (columns), mean over
+    the experiment's runs (scenarios x seeds), the number in every cell; colour on a log
+    scale so that one large cell does not wash out the rest."""
+    import seaborn as sns
+    from matplotlib.colors import LogNorm
+    order = policy_order(runs["policy"])
+    st = _styles(order, styles)
+    g = runs.groupby(["experiment", "policy"])["avg_sct_over_lb"].agg(["mean", "size"])
+    mean = g["mean"].unstack("policy").reindex(columns=order)
+    exps = list(mean.index)
+    fig, ax = plt.subplots(figsize=(1.0 * len(order) + 3.5, 0.42 * len(exps) + 1.8))
+    vmax = float(np.nanmax(mean.to_numpy())) if mean.size else 2.0
+    sns.heatmap(mean, annot=True, fmt=".2f", cmap="rocket_r", ax=ax, linewidths=0.5,
+                linecolor="white", annot_kws={"fontsize": 8},
+                norm=LogNorm(vmin=1.0, vmax=max(vmax, 1.01)),
+                cbar_kws={"label": "avg SCT / lower bound (log colour scale)"})
+    ax.set_xticklabels(order, rotation=30, ha="right", fontsize=9)
+    cbar = ax.collections[0].colorbar
+    cticks = [t for t in (1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= max(vmax, 1.01)]
+    cbar.set_ticks(cticks, labels=[f"{t:g}" for t in cticks])
+    cbar.ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.set_yticklabels(exps, rotation=0, fontsize=9)
+    ax.set_xlabel("policy")
+    ax.set_ylabel("experiment")
+    ax.set_title("Distance from the provable lower bound (1 = optimal)\nmean over each "
+                 "experiment's runs (scenarios x seeds); blank: no runs", fontsize=10)
+    data = g.reset_index().rename(columns={"mean": "avg_sct_over_lb_mean", "size": "runs"})
+    data = data.assign(_r=data["policy"].map(order.index)).sort_values(
+        ["experiment", "_r"], kind="stable").drop(columns="_r")
+    data["colour"] = data["policy"].map(lambda p: st[p].colour)
+    return _save(fig, out, "ratio_to_lower_bound", data)
 
 
-def emulation_vs_fluid(pairs: pd.DataFrame, out: Path) -> list[Path]:
+def emulation_vs_fluid(pairs: pd.DataFrame, out: Path,
+                       styles: dict[str, Style] | None = None) -> list[Path]:
     """Scatter: per-stage SCT in the packet-level run vs its fluid twin, y = x line."""
-    fig, ax = plt.subplots(figsize=(5, 4))
-    sns.scatterplot(data=pairs, x="sct_fluid_s", y="sct_mininet_s", hue="policy",
-                    hue_order=_order(pairs["policy"]), style="policy", ax=ax, palette="colorblind")
+    order = policy_order(pairs["policy"])
+    st = _styles(order, styles)
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    for p in order:
+        d = pairs[pairs["policy"] == p]
+        ax.scatter(d["sct_fluid_s"], d["sct_mininet_s"], color=st[p].colour, marker=st[p].marker,
+                   s=22, alpha=0.8, label=p, edgecolors="none")
     hi = float(max(pairs["sct_fluid_s"].max(), pairs["sct_mininet_s"].max())) * 1.05
     ax.plot([0, hi], [0, hi], color="black", lw=0.8, ls="--", label="y = x")
     ax.set_xlim(0, hi)
     ax.set_ylim(0, hi)
     ax.set_xlabel("stage completion time, fluid twin (trace s)")
     ax.set_ylabel("stage completion time, Mininet (trace s)")
-    ax.set_title("Packet-level emulation vs fluid simulation")
+    ax.set_title("Packet-level emulation vs fluid simulation\none point per stage of every "
+                 "packet-level run", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, out, "emulation_vs_fluid")
+    data = pairs.copy()
+    data["colour"] = data["policy"].map(lambda p: st[p].colour)
+    return _save(fig, out, "emulation_vs_fluid", data)
 
 
 def reproduction(summary: pd.DataFrame, out: Path) -> list[Path]:
     """Per packet-level experiment (one panel each): emulated / fluid-twin ratio per policy of
     avg SCT and of the per-stage SCT ratio's median and p95, mean over repetitions with 95%
-    CI error bars; the shaded band is the 15% target for the median."""
+    t-interval error bars where there are two or more; the shaded band is the +-15%
+    criterion for the median."""
     panels = list(dict.fromkeys(zip(summary["experiment"], summary["scenario"])))
-    metrics = [("avg_ratio", "avg SCT"), ("stage_ratio_median", "stage SCT, median"),
-               ("stage_ratio_p95", "stage SCT, p95")]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False,
+    metrics = [("avg_ratio", "avg SCT", "#4c72b0", ""), ("stage_ratio_median", "stage SCT, median",
+                                                         "#dd8452", "//"),
+               ("stage_ratio_p95", "stage SCT, p95", "#55a868", "..")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False,
                              sharey=True)
-    colors = sns.color_palette("colorblind", len(metrics))
+    rows = []
     for ax, (exp, scen) in zip(axes[0], panels):
         d = summary[(summary["experiment"] == exp) & (summary["scenario"] == scen)]
-        pols = _order(d["policy"])
+        pols = policy_order(d["policy"])
         d = d.set_index("policy").reindex(pols)
         width = 0.8 / len(metrics)
         ax.axhspan(0.85, 1.15, color="0.9", zorder=0)
-        for i, (col, label) in enumerate(metrics):
+        for i, (col, label, colour, hatch) in enumerate(metrics):
             x = np.arange(len(pols)) + (i - (len(metrics) - 1) / 2) * width
-            ax.bar(x, d[col], width, yerr=d[f"{col}_ci95"], label=label, color=colors[i],
-                   capsize=2, zorder=2)
+            err = d[f"{col}_ci95"].where(d["runs"] >= 2)
+            ax.bar(x, d[col], width, label=label, color=colour, hatch=hatch, edgecolor="white",
+                   zorder=2)
+            ax.errorbar(x, d[col], yerr=err, fmt="none", ecolor="black", capsize=2, zorder=3)
+            rows += [{"experiment": exp, "scenario": scen, "policy": p, "metric": col,
+                      "mean": v, "ci95": e, "runs": n}
+                     for p, v, e, n in zip(pols, d[col], err, d["runs"])]
         ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=3)
         ax.set_xticks(np.arange(len(pols)), pols, rotation=35, ha="right", fontsize=8)
         ax.set_title(f"{exp}" + ("" if scen == "all" else f" ({scen})"), fontsize=10)
     axes[0][0].set_ylabel("emulated / fluid twin (ratio)")
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("Packet level vs fluid twin, mean over repetitions (95% CI); band: ±15%",
-                 fontsize=10)
-    return _save(fig, out, "reproduction_vs_fluid")
+    data = pd.DataFrame(rows)
+    note = _interval_note(data["runs"], what="repetitions").replace("one run per bar",
+                                                                    "one run per policy")
+    fig.suptitle(f"Packet level vs fluid twin, mean over repetitions; {note}; grey band: "
+                 "1 ± 15%", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, out, "reproduction_vs_fluid", data)

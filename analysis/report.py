@@ -1,130 +1,189 @@
-"""Build ``summary.md``, ``tables/*.csv`` and ``figures/`` from a results directory (files only)."""
+"""Build ``summary.md``, ``tables/*.csv`` and ``figures/`` from a results directory (files only).
+
+Everything is written under the directory analysed and nowhere else. The policies shown
+are the policies of the records (``analysis.policies``: registry order, unknown names
+after); the reference of every ratio is ``reference`` (``--reference``), by default
+``beamer`` when the records have it, else the first policy in registry order. Tables name
+runs relative to the results directory (no absolute paths).
+"""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import pandas as pd
 
 from analysis import plots
-from analysis.load import load_jobs, load_runs, load_stages, load_twin_pairs
-from analysis.metrics import REFERENCE, normalised, policy_ratios, run_metrics, sct_table
+from analysis.load import load_jobs, load_runs, load_stages, load_twin_pairs, write_table
+from analysis.metrics import normalised, policy_ratios, run_metrics, sct_table
+from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
+                               styles as policy_styles)
 
-LINE_SWEEPS = {  # experiment -> (swept parameter, x label, log2 x)
-    "load": ("workload.arrival_rate_per_s", "app arrival rate (apps/s)", False),
-    "classes": ("experiment.priority_classes", "priority classes K", True),
-    "scale": ("workload.num_hosts", "hosts", True),
+# swept parameter -> (x label, log2 x axis) of the line figures (experiments with
+# ``figure = "line"``); other parameters get their own name and a linear axis
+PARAM_LABELS = {
+    "workload.arrival_rate_per_s": ("app arrival rate (apps/s)", False),
+    "experiment.priority_classes": ("priority classes K", True),
+    "workload.num_hosts": ("hosts", True),
 }
+CDF_EXPERIMENT = "pattern"  # the SCT CDF figure's experiment when present (else the first)
 
 
-def make_report(results: Path) -> Path:
-    """Write tables, figures and summary.md under ``results``; returns summary.md's path."""
+def _cell(v, fmt: str) -> str:
+    """A table cell: the formatted number, or '-' when there is none (no NaN in tables)."""
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) or pd.isna(v) else format(v, fmt)
+
+
+def _where(results: Path) -> str:
+    """How to name the results directory in the summary: relative to the repository when
+    inside it, else ``DIR`` (never a machine-specific absolute path)."""
+    repo = Path(__file__).resolve().parents[1]
+    try:
+        return Path(results).resolve().relative_to(repo).as_posix()
+    except ValueError:
+        return "DIR"
+
+
+def make_report(results: Path, reference: str | None = None) -> Path:
+    """Write tables, figures and summary.md under ``results``; returns summary.md's path.
+    ValueError if ``reference`` names a policy without runs in the records."""
     results = Path(results)
     runs = load_runs(results)
+    pols = policy_order(runs["policy"])
+    ref = choose_reference(pols, reference)
+    st = policy_styles(pols)
     stages = load_stages(runs)
     jobs = load_jobs(runs)
-    norm = normalised(runs)
+    norm = sort_by_policy(normalised(runs, reference=ref))
     tables = results / "tables"
     tables.mkdir(exist_ok=True)
     figs = results / "figures"
-    norm.to_csv(tables / "normalised_avg_sct.csv", index=False)
-    sct = sct_table(stages)
-    sct.to_csv(tables / "sct_stats.csv", index=False)
+    write_table(norm, tables / "normalised_avg_sct.csv")
+    sct = sort_by_policy(sct_table(stages))
+    write_table(sct, tables / "sct_stats.csv")
     cols = ["experiment", "scenario", "policy", "workload_seed", "avg_sct_s", "p95_sct_s",
             "avg_cct_s", "lower_bound_avg_sct_s", "avg_sct_over_lb", "wall_s"]
-    runs[[c for c in cols if c in runs]].sort_values(cols[:4]).to_csv(tables / "runs.csv", index=False)
+    rank = {p: i for i, p in enumerate(pols)}
+    runs_tab = runs[[c for c in cols if c in runs]].assign(_r=runs["policy"].map(rank)).sort_values(
+        ["experiment", "scenario", "_r", "workload_seed"], kind="stable").drop(columns="_r")
+    write_table(runs_tab, tables / "runs.csv")
     if not jobs.empty:
-        jobs.groupby(["experiment", "scenario", "policy"])["jct_s"].mean().reset_index().to_csv(
-            tables / "avg_jct.csv", index=False)
+        write_table(sort_by_policy(jobs.groupby(["experiment", "scenario", "policy"])["jct_s"].mean()
+                                   .reset_index()), tables / "avg_jct.csv")
     figure_paths: list[Path] = []
+    without_ref = []
     for exp in dict.fromkeys(runs["experiment"]):
-        desc = exp
-        figure_paths += plots.normalised_bars(norm, exp, f"{desc}: avg SCT normalised to beamer", figs)
-        if exp in LINE_SWEEPS:
-            param, xlabel, logx = LINE_SWEEPS[exp]
-            if f"param:{param}" in runs:
-                figure_paths += plots.sweep_lines(runs, norm, exp, param, xlabel, figs, logx)
-    first = runs.iloc[0]
-    cdf_exp = "pattern" if "pattern" in set(runs["experiment"]) else first["experiment"]
+        if ref not in set(runs.loc[runs["experiment"] == exp, "policy"]):
+            without_ref.append(exp)
+            continue
+        figure_paths += plots.normalised_bars(norm, exp, ref, figs, st)
+        er = runs[runs["experiment"] == exp]
+        swept = [c for c in er.columns if c.startswith("param:") and er[c].notna().all()]
+        if (er["figure"] == "line").all() and len(swept) == 1:
+            param = swept[0][len("param:"):]
+            x = pd.to_numeric(er[swept[0]], errors="coerce")
+            if x.notna().all() and x.nunique() > 1:
+                label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))
+                figure_paths += plots.sweep_lines(runs, norm, exp, param, label, ref, figs,
+                                                  logx, st)
+    cdf_exp = CDF_EXPERIMENT if CDF_EXPERIMENT in set(runs["experiment"]) else runs["experiment"].iloc[0]
     cdf_scen = runs[runs["experiment"] == cdf_exp]["scenario"].iloc[0]
-    figure_paths += plots.sct_cdf(stages, cdf_exp, cdf_scen, figs)
-    figure_paths += plots.lb_ratio(runs, figs)
+    figure_paths += plots.sct_cdf(stages, cdf_exp, cdf_scen, ref, figs, st)
+    figure_paths += plots.lb_ratio(runs, figs, st)
     pairs = load_twin_pairs(runs)
     fidelity = None
     if not pairs.empty:
-        pairs.to_csv(tables / "emulation_vs_fluid.csv", index=False)
-        figure_paths += plots.emulation_vs_fluid(pairs, figs)
+        write_table(pairs, tables / "emulation_vs_fluid.csv")
+        figure_paths += plots.emulation_vs_fluid(pairs, figs, st)
         fidelity = pairs.assign(ratio=pairs["sct_mininet_s"] / pairs["sct_fluid_s"]).groupby(
-            "policy")["ratio"].agg(["median", "min", "max", "count"])
+            "policy")["ratio"].agg(["median", "min", "max", "count"]).reindex(
+            policy_order(pairs["policy"]))
     # --- packet-level sections: captures (analysis/packet.py), reproduction of the twin
     # (analysis/reproduction.py) ---
     from analysis.packet import write_packet_tables
     from analysis.reproduction import write_reproduction
     repro_lines, repro_figs = write_reproduction(runs, tables, figs)
     figure_paths += repro_figs
-    packet_lines = repro_lines + write_packet_tables(runs, tables)
+    packet_lines = repro_lines + write_packet_tables(runs, tables, ref)
     # ---
-    cong_lines = congestion_section(runs, stages, tables) + suite_check_lines(runs, stages) \
-        + headroom_lines(results)
+    cong_lines = congestion_section(runs, stages, tables, ref) \
+        + suite_check_lines(runs, stages, ref) + headroom_lines(results)
     summary = results / "summary.md"
-    summary.write_text(_summary_md(runs, norm, sct, figure_paths, results, fidelity,
-                                   packet_lines=cong_lines + packet_lines))
+    summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,
+                                   without_ref, fidelity, cong_lines + packet_lines))
     return summary
 
 
-def _summary_md(runs, norm, sct, figure_paths, results: Path, fidelity=None,
-                packet_lines: list[str] = ()) -> str:
+def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: str | None,
+                without_ref: list[str], fidelity=None, more_lines: list[str] = ()) -> str:
+    pols = policy_order(runs["policy"])
+    where = _where(results)
     lines = ["# Results summary", "",
-             "Generated by `python -m analysis " + results.name + "` from the run records only.",
-             "", "## Beamer's reduction of average SCT vs each baseline", "",
-             "Reduction = 1 - (Beamer avg SCT / baseline avg SCT), mean over runs "
+             f"Generated by `python -m analysis {where}` from the run records only"
+             + (" (DIR: this results directory)." if where == "DIR" else "."),
+             "", reference_note(ref, requested),
+             f"Policies in the records (registry order): {', '.join(f'`{p}`' for p in pols)}.",
+             "", f"## {ref}'s reduction of average SCT vs each other policy", "",
+             f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
              "(ratio taken per seed on the same trace, and per repetition for packet-level "
-             "runs); runs = seeds x repetitions; positive = Beamer is faster.", ""]
-    piv = norm.copy()
-    piv["reduction"] = piv["reduction_mean"]  # mean over seeds of 1 - beamer / baseline
-    baselines = [p for p in plots.POLICY_ORDER if p != REFERENCE and p in set(piv["policy"])]
-    lines.append(f"| experiment | scenario | runs | {REFERENCE} avg SCT (s) | " +
-                 " | ".join(f"vs {b}" for b in baselines) + " |")
-    lines.append("|---|---|---|---|" + "---|" * len(baselines))
-    for (exp, scen), g in piv.groupby(["experiment", "scenario"], sort=False):
+             f"runs); runs = seeds x repetitions; positive = {ref} is faster; '-': no runs of "
+             "that policy in the scenario.", ""]
+    others = [p for p in pols if p != ref]
+    lines.append(f"| experiment | scenario | runs | {ref} avg SCT (s) | " +
+                 " | ".join(f"vs {b}" for b in others) + " |")
+    lines.append("|---|---|---|---|" + "---|" * len(others))
+    for (exp, scen), g in norm.groupby(["experiment", "scenario"], sort=False):
         g = g.set_index("policy")
-        if REFERENCE not in g.index:
+        if ref not in g.index:
             continue
-        cells = [f"{g.loc[b, 'reduction'] * 100:+.1f}%" if b in g.index else "-" for b in baselines]
-        lines.append(f"| {exp} | {scen} | {int(g.loc[REFERENCE, 'seeds'])} | "
-                     f"{g.loc[REFERENCE, 'avg_sct_s_mean']:.2f} | " + " | ".join(cells) + " |")
+        cells = [_cell(g.loc[b, "reduction_mean"] * 100, "+.1f") + "%" if b in g.index
+                 and pd.notna(g.loc[b, "reduction_mean"]) else "-" for b in others]
+        lines.append(f"| {exp} | {scen} | {int(g.loc[ref, 'seeds'])} | "
+                     f"{_cell(g.loc[ref, 'avg_sct_s_mean'], '.2f')} | " + " | ".join(cells) + " |")
+    if without_ref:
+        lines += ["", f"No runs of `{ref}` (so no ratios, and no normalised figure) in: "
+                  + ", ".join(without_ref) + "."]
     lines += ["", "## Distance from the lower bound (avg SCT / LB, mean over runs)", ""]
     lb = runs.groupby(["experiment", "policy"])["avg_sct_over_lb"].mean().unstack("policy")
-    pols = [p for p in plots.POLICY_ORDER if p in lb.columns]
-    lines.append("| experiment | " + " | ".join(pols) + " |")
-    lines.append("|---|" + "---|" * len(pols))
+    lb_pols = [p for p in pols if p in lb.columns]
+    lines.append("| experiment | " + " | ".join(lb_pols) + " |")
+    lines.append("|---|" + "---|" * len(lb_pols))
     for exp, row in lb.iterrows():
-        lines.append(f"| {exp} | " + " | ".join(f"{row[p]:.3f}" for p in pols) + " |")
+        lines.append(f"| {exp} | " + " | ".join(_cell(row[p], ".3f") for p in lb_pols) + " |")
     if fidelity is not None:
         lines += ["", "## Packet-level fidelity (Mininet stage SCT / fluid twin's)", "",
                   "| policy | median | min | max | stages |", "|---|---|---|---|---|"]
         for pol, row in fidelity.iterrows():
             lines.append(f"| {pol} | {row['median']:.3f} | {row['min']:.3f} | {row['max']:.3f} | "
                          f"{int(row['count'])} |")
-    lines += list(packet_lines)  # analysis/packet.py: capture-derived tables (may be empty)
+    lines += list(more_lines)
     notes = results / "NOTES.md"
     if notes.exists():
         lines += ["", "## Notes", "", notes.read_text().strip()]
-    lines += ["", "## Figures", ""]
+    lines += ["", "## Figures", "",
+              "Each figure's numbers are in `figures/<name>.csv` beside it (one row per bar, "
+              "point or line, with the policy and its colour).", ""]
     for p in figure_paths:
         if p.suffix == ".png":
             lines.append(f"![{p.stem}](figures/{p.name})")
     lines += ["", f"{len(runs)} runs; tables in `tables/` (runs.csv, normalised_avg_sct.csv, "
-              "sct_stats.csv, avg_jct.csv).", ""]
+              "sct_stats.csv, avg_jct.csv, and the sections' own tables named above).", ""]
     return "\n".join(lines)
 
 
 CONGESTION_PREFIX = "cong-"
-TARGETS = {"sincronia": 0.90, "fair": 0.80, "fifo_lm": 0.85}  # issue 9: beamer / baseline
+# stated criteria for beamer on the congestion family (mean over its scenarios):
+# beamer's avg SCT / the baseline's at most this
+CRITERIA = {"sincronia": 0.90, "fair": 0.80, "fifo_lm": 0.85}
+CRITERION_POLICY = "beamer"
+P99_VS_FAIR = 1.5  # and beamer's p99 SCT at most 1.5 x fair's in every scenario
 
 
-def congestion_section(runs, stages, tables: Path) -> list[str]:
-    """The congestion family's tables: per scenario Beamer's avg SCT over each baseline's
-    (mean of per-seed ratios), Beamer's p99 over fair's, and per policy avg / p99 / max SCT,
-    avg app completion and avg SCT / LB (``tables/congestion.csv``)."""
+def congestion_section(runs, stages, tables: Path, reference: str = "beamer") -> list[str]:
+    """The congestion family's tables: per scenario the reference's avg SCT over each other
+    policy's (mean of per-seed ratios), its p99 over fair's, and per policy avg / p99 / max
+    SCT, avg app completion and avg SCT / LB (``tables/congestion.csv``); then the stated
+    criteria for ``beamer`` (``CRITERIA``, ``P99_VS_FAIR``) with their verdicts."""
     cong = stages[stages["experiment"].str.startswith(CONGESTION_PREFIX)]
     if cong.empty:
         return []
@@ -133,69 +192,113 @@ def congestion_section(runs, stages, tables: Path) -> list[str]:
     per_run = per_run.join(lb, on=["experiment", "scenario", "policy", "workload_seed"])
     detail = per_run.groupby(["experiment", "scenario", "policy"], sort=False)[
         ["avg_sct_s", "p99_sct_s", "max_sct_s", "avg_app_completion_s", "avg_sct_over_lb"]].mean()
-    detail.reset_index().to_csv(tables / "congestion.csv", index=False)
-    baselines = [p for p in plots.POLICY_ORDER if p != REFERENCE and p in set(per_run["policy"])]
-    ratio = policy_ratios(per_run, policy=REFERENCE, baselines=baselines)
-    p99 = policy_ratios(per_run, policy=REFERENCE, baselines=["fair"], metric="p99_sct_s")
-    ratio["p99_vs_fair"] = p99["fair"].to_numpy() if "fair" in p99 else float("nan")
-    ratio.to_csv(tables / "congestion_ratios.csv", index=False)
-    lines = ["", "## Congestion family (fluid, K = 8, held-out seeds)", "",
-             "Beamer's avg SCT / each baseline's (mean of per-seed ratios; < 1 = Beamer faster), "
-             "and Beamer's p99 SCT / fair's. Issue-9 targets: <= "
-             + ", ".join(f"{v:.2f} x {k}" for k, v in TARGETS.items())
-             + ", p99 <= 1.5 x fair's. Per-policy avg / p99 / max SCT, avg app completion and "
-             "/LB: `tables/congestion.csv`.", "",
-             "| experiment | scenario | seeds | " + " | ".join(f"/ {b}" for b in baselines)
-             + " | p99 / fair | beamer /LB |",
-             "|---|---|---|" + "---|" * (len(baselines) + 2)]
+    write_table(sort_by_policy(detail.reset_index()), tables / "congestion.csv")
+    pols = policy_order(per_run["policy"])
+    cr = runs[runs["experiment"].str.startswith(CONGESTION_PREFIX)]
+    ks = sorted({int(k) for k in cr.get("num_priority_classes", pd.Series(dtype=float)).dropna()})
+    backends = sorted(set(cr["backend"].dropna())) if "backend" in cr else []
+    head = ["", "## Congestion family (`" + CONGESTION_PREFIX + "*` experiments"
+            + (f"; {', '.join(backends)}" if backends else "")
+            + (f"; K = {', '.join(map(str, ks))}" if ks else "") + ")", ""]
+    if reference not in pols:
+        return head + [f"No runs of `{reference}` in these experiments: no ratios "
+                       "(per-policy numbers: `tables/congestion.csv`)."]
+    baselines = [p for p in pols if p != reference]
+    ratio = policy_ratios(per_run, policy=reference, baselines=baselines)
+    has_fair = "fair" in pols and reference != "fair"
+    p99 = policy_ratios(per_run, policy=reference, baselines=["fair"], metric="p99_sct_s") \
+        if has_fair else None
+    ratio["p99_vs_fair"] = p99["fair"].to_numpy() if p99 is not None and "fair" in p99 else float("nan")
+    write_table(ratio, tables / "congestion_ratios.csv")
+    lines = head + [
+        f"{reference}'s avg SCT / each other policy's (mean of per-seed ratios; < 1 = "
+        f"{reference} faster), and {reference}'s p99 SCT / fair's. Per-policy avg / p99 / max "
+        "SCT, avg app completion and /LB: `tables/congestion.csv`.", "",
+        "| experiment | scenario | seeds | " + " | ".join(f"/ {b}" for b in baselines)
+        + f" | p99 / fair | {reference} /LB |",
+        "|---|---|---|" + "---|" * (len(baselines) + 2)]
     for _, r in ratio.iterrows():
-        lbv = detail.loc[(r["experiment"], r["scenario"], REFERENCE), "avg_sct_over_lb"]
+        key = (r["experiment"], r["scenario"], reference)
+        lbv = detail.loc[key, "avg_sct_over_lb"] if key in detail.index else float("nan")
         lines.append(f"| {r['experiment']} | {r['scenario']} | {int(r['seeds'])} | "
-                     + " | ".join(f"{r[b]:.3f}" for b in baselines)
-                     + f" | {r['p99_vs_fair']:.2f} | {lbv:.2f} |")
-    mean = ratio[baselines].mean()
+                     + " | ".join(_cell(r.get(b), ".3f") for b in baselines)
+                     + f" | {_cell(r['p99_vs_fair'], '.2f')} | {_cell(lbv, '.2f')} |")
+    mean = ratio[[b for b in baselines if b in ratio]].mean()
     lines += ["", "Mean over the family's scenarios: " + ", ".join(
-        f"beamer / {b} {mean[b]:.3f}" for b in baselines) + "; targets met: " + ", ".join(
-        f"{b} {'yes' if mean[b] <= t else 'no'}" for b, t in TARGETS.items() if b in mean) + "."]
+        f"{reference} / {b} {_cell(mean.get(b), '.3f')}" for b in baselines) + "."]
+    lines += _criteria_lines(per_run, pols, ratio if reference == CRITERION_POLICY else None)
     return lines
 
 
-def suite_check_lines(runs, stages) -> list[str]:
-    """Issue 9's guard over the whole fluid suite with K >= 2: scenarios where Beamer's avg
-    SCT is more than 1% above Sincronia's or Varys's (mean of per-seed ratios)."""
+def _criteria_lines(per_run, pols: list[str], ratio=None) -> list[str]:
+    """The stated criteria for ``beamer`` on the congestion family and whether they hold."""
+    if CRITERION_POLICY not in pols:
+        return []
+    bs = [b for b in CRITERIA if b in pols]
+    if ratio is None:
+        ratio = policy_ratios(per_run, policy=CRITERION_POLICY, baselines=bs)
+    parts = []
+    for b in bs:
+        m = ratio[b].mean()
+        parts.append(f"avg SCT <= {CRITERIA[b]:.2f} x {b}'s: "
+                     f"{'met' if m <= CRITERIA[b] else 'not met'} ({m:.3f})")
+    if "fair" in pols:
+        p99 = policy_ratios(per_run, policy=CRITERION_POLICY, baselines=["fair"], metric="p99_sct_s")
+        worst = p99["fair"].max()
+        parts.append(f"p99 SCT <= {P99_VS_FAIR:g} x fair's in every scenario: "
+                     f"{'met' if worst <= P99_VS_FAIR else 'not met'} (worst {worst:.2f})")
+    if not parts:
+        return []
+    return ["", f"Criteria for `{CRITERION_POLICY}` (avg SCT ratios: mean over the family's "
+            "scenarios): " + "; ".join(parts) + "."]
+
+
+SUITE_CHECK_BASELINES = ("sincronia", "varys")
+SUITE_CHECK_SLACK = 0.01  # the reference more than 1% above a baseline is listed
+
+
+def suite_check_lines(runs, stages, reference: str = "beamer") -> list[str]:
+    """Over every fluid experiment of the directory with K >= 2: scenarios where the
+    reference's avg SCT is more than 1% above Sincronia's or Varys's (mean of per-seed
+    ratios), and the worst ratio to each."""
     keep = runs["backend"].fillna("fluid") == "fluid" if "backend" in runs else runs["policy"].notna()
     if "num_priority_classes" in runs:
         keep &= runs["num_priority_classes"].fillna(0) != 1
     fluid = runs[keep]
-    if fluid.empty or REFERENCE not in set(fluid["policy"]):
+    baselines = [b for b in SUITE_CHECK_BASELINES if b != reference and b in set(fluid["policy"])]
+    if fluid.empty or reference not in set(fluid["policy"]) or not baselines:
         return []
     key = ["experiment", "scenario", "policy", "workload_seed"]
     per_run = run_metrics(stages.merge(fluid[key].drop_duplicates(), on=key))
-    ratio = policy_ratios(per_run, policy=REFERENCE, baselines=["sincronia", "varys"])
-    worst = {b: ratio.loc[ratio[b].idxmax()] for b in ("sincronia", "varys") if b in ratio}
-    over = ratio[(ratio.get("sincronia", 0) > 1.01) | (ratio.get("varys", 0) > 1.01)]
-    lines = ["", "## Beamer vs Sincronia and Varys across the whole fluid suite (K >= 2)", "",
+    ratio = policy_ratios(per_run, policy=reference, baselines=baselines)
+    ratio = ratio.dropna(subset=baselines, how="all")
+    if ratio.empty:
+        return []
+    worst = {b: ratio.loc[ratio[b].idxmax()] for b in baselines if ratio[b].notna().any()}
+    over = ratio[(ratio[baselines] > 1 + SUITE_CHECK_SLACK).any(axis=1)]
+    names = " and ".join(baselines)
+    lines = ["", f"## {reference} vs {names} across the fluid experiments of this directory "
+             "(K >= 2)", "",
              f"{len(ratio)} scenarios. " + "; ".join(
-                 f"worst beamer / {b}: {w[b]:.3f} ({w['experiment']}, {w['scenario']})"
+                 f"worst {reference} / {b}: {w[b]:.3f} ({w['experiment']}, {w['scenario']})"
                  for b, w in worst.items()) + "."]
     if over.empty:
-        lines.append("No scenario has Beamer more than 1% above either.")
+        lines.append(f"No scenario has {reference} more than {SUITE_CHECK_SLACK:.0%} above "
+                     + ("either." if len(baselines) > 1 else f"{baselines[0]}."))
     else:
-        lines.append("More than 1% above one of them in: " + ", ".join(
+        lines.append(f"More than {SUITE_CHECK_SLACK:.0%} above one of them in: " + ", ".join(
             f"{r['experiment']} {r['scenario']}" for _, r in over.iterrows()) + ".")
     return lines
 
 
 def headroom_lines(results: Path) -> list[str]:
     """The small-instance headroom of ``scripts/headroom.py`` if its CSV is in the results."""
-    import pandas as pd
     path = Path(results) / "headroom.csv"
     if not path.exists():
         return []
     df = pd.read_csv(path)
-    pols = [c[: -len("_avg_sct_s")] for c in df.columns if c.endswith("_avg_sct_s")
-            and c not in ("lower_bound_avg_sct_s", "best_static_avg_sct_s")]
-    pols = [p for p in plots.POLICY_ORDER if p in pols] + [p for p in pols if p not in plots.POLICY_ORDER]
+    pols = policy_order(c[: -len("_avg_sct_s")] for c in df.columns if c.endswith("_avg_sct_s")
+                        and c not in ("lower_bound_avg_sct_s", "best_static_avg_sct_s"))
     best = df["best_static_avg_sct_s"]
     lines = ["", "## Headroom on small instances (`scripts/headroom.py`, `headroom.csv`)", "",
              f"{len(df)} small congested Hyperband instances; per instance the best static priority "

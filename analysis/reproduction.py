@@ -12,13 +12,14 @@ module owns:
   and in the emulation (mean over repetitions);
 - ``pair_check``: every pair of policies the fluid twin separates by >= 10% in avg SCT,
   and in how many repetitions the emulation orders them the same way;
-- ``targets``: the three targets of the check, each with its numbers and a verdict;
+- ``targets``: the three criteria of the check, each with its numbers and a verdict;
 - ``write_reproduction``: tables under ``tables/``, the figure, and the summary's lines
   (the hook ``analysis/report.py`` calls).
 
-Targets (issue 10): median per-stage ratio within 15% of 1 for every policy; wherever the
-twin separates two policies by >= 10%, the emulation ranks them the same way in every
-repetition; scheduler reaction (class latency) p95 <= 20 ms in every run.
+Criteria (the thresholds below): median per-stage ratio within 15% of 1 for every
+policy; wherever the twin separates two policies by >= 10%, the emulation ranks them the
+same way in every repetition; scheduler reaction (class latency) p95 <= 20 ms in every
+run. Tables name runs by ``run`` (relative to the results directory).
 """
 from __future__ import annotations
 
@@ -29,12 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.load import mininet_runs, twin_stage_pairs
+from analysis.load import mininet_runs, twin_stage_pairs, write_table
 from analysis.metrics import mean_ci95
+from analysis.policies import sort_by_policy
 
 STAGE_RATIO_TOL = 0.15       # |median per-stage ratio - 1| allowed, every policy
 SEPARATION = 0.10            # twin gap (slower / faster - 1) from which the order must hold
-CLASS_LATENCY_P95_MS = 20.0  # scheduler reaction target, every run
+CLASS_LATENCY_P95_MS = 20.0  # scheduler reaction criterion, every run
 KEY = ["experiment", "scenario", "policy"]
 
 
@@ -55,7 +57,7 @@ def run_ratios(runs: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "experiment": r["experiment"], "scenario": r["scenario"], "policy": r["policy"],
             "workload_seed": r.get("workload_seed"), "repetition": int(run.get("repetition", 0)),
-            "run_dir": str(d), "stages": len(m),
+            "run": r.get("run", d.name), "run_dir": str(d), "stages": len(m),
             "avg_sct_emulated_s": float(emu.mean()),
             "avg_sct_twin_s": float(twin.mean()),
             "avg_ratio": float(emu.mean() / twin.mean()),
@@ -125,7 +127,7 @@ def pair_check(per_run: pd.DataFrame, separation: float = SEPARATION) -> pd.Data
 
 
 def targets(per_run: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -> list[dict]:
-    """The three targets with their measured numbers and a verdict (``holds``)."""
+    """The three criteria with their measured numbers and a verdict (``holds``)."""
     out = []
     dev = (summary["stage_ratio_median"] - 1.0).abs()
     worst = summary.loc[dev.idxmax()] if not summary.empty else None
@@ -165,6 +167,11 @@ def targets(per_run: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -
     return out
 
 
+def _pm(mean: float, ci: float) -> str:
+    """``mean ± ci``, or the mean alone when there is no interval (one run)."""
+    return f"{mean:.3f}" + ("" if pd.isna(ci) else f" ± {ci:.3f}")
+
+
 def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[list[str], list[Path]]:
     """Write tables/reproduction_runs.csv, reproduction.csv, reproduction_pairs.csv and
     reproduction_ranking.csv and the figure; return (summary lines, figure paths)."""
@@ -172,31 +179,33 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
     per_run = run_ratios(runs)
     if per_run.empty:
         return [], []
-    summary = ratio_summary(per_run)
+    per_run = sort_by_policy(per_run)
+    summary = sort_by_policy(ratio_summary(per_run))
     ranks = ranking(per_run)
     pairs = pair_check(per_run)
     checks = targets(per_run, summary, pairs)
     tables = Path(tables)
-    per_run.to_csv(tables / "reproduction_runs.csv", index=False)
-    summary.to_csv(tables / "reproduction.csv", index=False)
-    ranks.to_csv(tables / "reproduction_ranking.csv", index=False)
-    pairs.to_csv(tables / "reproduction_pairs.csv", index=False)
+    write_table(per_run, tables / "reproduction_runs.csv")
+    write_table(summary, tables / "reproduction.csv")
+    write_table(ranks, tables / "reproduction_ranking.csv")
+    write_table(pairs, tables / "reproduction_pairs.csv")
     fig_paths = plots.reproduction(summary, figs)
     reps = per_run.groupby(KEY)["repetition"].nunique()
     lines = ["", "## Packet level: reproduction of the fluid twin", "",
              "Per policy, emulated / fluid-twin ratio (same trace, same policy, trace seconds) of "
              "avg SCT and the median and p95 over stages of the per-stage SCT ratio; mean over "
              + (f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()}-{reps.max()}")
-             + " repetition(s) ± 95% CI (t; 0 for one run), `tables/reproduction*.csv`.", "",
+             + " repetition(s), ± the 95% t-interval over them (shown only for two or more), "
+             "`tables/reproduction*.csv`.", "",
              "| experiment | scenario | policy | runs | avg SCT emulated (s) | avg SCT twin (s) | "
              "avg SCT ratio | stage ratio median | stage ratio p95 |",
              "|---|---|---|---|---|---|---|---|---|"]
     for _, r in summary.iterrows():
         lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {int(r['runs'])} | "
                      f"{r['avg_sct_emulated_s']:.3f} | {r['avg_sct_twin_s']:.3f} | "
-                     f"{r['avg_ratio']:.3f} ± {r['avg_ratio_ci95']:.3f} | "
-                     f"{r['stage_ratio_median']:.3f} ± {r['stage_ratio_median_ci95']:.3f} | "
-                     f"{r['stage_ratio_p95']:.3f} ± {r['stage_ratio_p95_ci95']:.3f} |")
+                     f"{_pm(r['avg_ratio'], r['avg_ratio_ci95'])} | "
+                     f"{_pm(r['stage_ratio_median'], r['stage_ratio_median_ci95'])} | "
+                     f"{_pm(r['stage_ratio_p95'], r['stage_ratio_p95_ci95'])} |")
     lines += ["", "Policy order by avg SCT, fastest first (emulation: mean over repetitions):", "",
               "| experiment | scenario | fluid twin | emulation | same |", "|---|---|---|---|---|"]
     for _, r in ranks.iterrows():
@@ -220,7 +229,7 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
                      f"{r['class_latency_p95_ms']:.1f} | {r['class_latency_max_ms']:.1f} | "
                      f"{'-' if pd.isna(r['loadavg_1min']) else format(r['loadavg_1min'], '.1f')} | "
                      f"{r['wall_s']:.0f} |")
-    lines += ["", "Targets (computed from the records above):", ""]
+    lines += ["", "Criteria, checked on the records above:", ""]
     for c in checks:
         lines.append(f"- {c['target']}: **{'holds' if c['holds'] else 'does not hold'}** ({c['measured']})")
     return lines, fig_paths

@@ -75,3 +75,19 @@ def test_write_records_extra_columns(tmp_path):
     with pytest.raises(ValueError, match="unknown record file"):
         write_records(tmp_path, stages=st, coflows=[], flows=flows, run={},
                       extra_columns={"stage": ["x"]})
+
+
+def test_written_tables_name_runs_relative_to_the_results_dir(tree, tmp_path):
+    """No table holds the path of the machine the analysis ran on: runs are named relative
+    to the results directory (``tb/policy=beamer,seed=1``)."""
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    write_packet_tables(load_runs(tree), tables)
+    written = sorted(tables.glob("*.csv"))
+    assert {p.name for p in written} >= {"capture_vs_reported.csv", "scheduler_reaction.csv",
+                                         "priority_isolation.csv"}
+    for p in written:
+        assert str(tree) not in p.read_text(), p.name
+    react = pd.read_csv(tables / "scheduler_reaction.csv")
+    assert "run_dir" not in react and sorted(react["run"]) == ["tb/policy=beamer,seed=1",
+                                                               "tb/policy=fair,seed=1"]

@@ -4,24 +4,27 @@ Reduction = 1 - (Beamer avg SCT / baseline avg SCT) per seed (same trace), mean 
 seeds; positive = Beamer faster. The expected cells are computed below by hand.
 """
 import json
+import math
+import re
 
 import pandas as pd
 import pytest
 
-from analysis.metrics import REFERENCE, mean_ci95, normalised
+from analysis.metrics import mean_ci95, normalised
+from analysis.policies import DEFAULT_REFERENCE as REFERENCE
 from analysis.report import make_report
 
 # policy -> avg SCT per seed (1, 2); every stage of a run has that SCT. The reference
-# policy (Beamer) is whatever analysis.metrics.REFERENCE names.
+# policy (Beamer) is the default reference of analysis.policies.
 AVG = {REFERENCE: (8.0, 6.0), "sincronia": (10.0, 10.0), "fair": (4.0, 12.0)}
 
 
-def write_tree(root):
-    for pol, per_seed in AVG.items():
+def write_tree(root, avg=None, exp="exp"):
+    for pol, per_seed in (avg or AVG).items():
         for seed, avg in zip((1, 2), per_seed):
-            d = root / "exp" / f"x=1,policy={pol},seed={seed}"
+            d = root / exp / f"x=1,policy={pol},seed={seed}"
             d.mkdir(parents=True)
-            run = {"experiment": "exp", "policy": pol, "params": {"workload.x": 1},
+            run = {"experiment": exp, "policy": pol, "params": {"workload.x": 1},
                    "workload_seed": seed, "seed": seed, "backend": "fluid",
                    "avg_sct_s": avg, "p95_sct_s": avg, "avg_cct_s": avg / 2,
                    "lower_bound_avg_sct_s": 4.0, "avg_sct_over_lb": avg / 4.0, "wall_s": 0.1}
@@ -65,7 +68,9 @@ def test_mean_ci95_by_hand():
     m, h = mean_ci95([1.0, 2.0, 3.0])
     # sd = 1, t_{0.975,2} = 4.3027 -> 4.3027 / sqrt(3)
     assert m == 2.0 and h == pytest.approx(4.302653 / 3 ** 0.5, rel=1e-6)
-    assert mean_ci95([5.0]) == (5.0, 0.0)
+    # one value has no interval (NaN, drawn and printed as none), not a zero-width one
+    m, h = mean_ci95([5.0])
+    assert m == 5.0 and math.isnan(h)
 
 
 def test_normalised_reduction_is_the_mean_of_per_seed_reductions():
@@ -86,3 +91,142 @@ def test_sct_table_by_hand():
     assert row["avg_sct_s"] == 2.5 and row["p50_sct_s"] == 2.5
     assert row["p95_sct_s"] == pytest.approx(3.85) and row["p99_sct_s"] == pytest.approx(3.97)
     assert row["stages"] == 4
+
+
+# --- which policies are reported, and against which reference ---------------------------
+
+def _table_rows(text: str, heading: str) -> list[list[str]]:
+    block = text[text.index(heading):].splitlines()
+    start = next(i for i, l in enumerate(block) if l.startswith("|"))
+    rows = []
+    for line in block[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def test_without_beamer_the_reference_is_the_first_policy_in_registry_order(tmp_path):
+    """No beamer in the records: the headline table is not empty; its reference is
+    sincronia (registry order: sincronia before fair), and the summary says so."""
+    write_tree(tmp_path, {"fair": (4.0, 12.0), "sincronia": (10.0, 10.0)})
+    text = make_report(tmp_path).read_text()
+    assert "Reference policy of every ratio and reduction: `sincronia`" in text
+    rows = _table_rows(text, "## sincronia's reduction")
+    # fair vs sincronia: 1 - 10/4 = -150%, 1 - 10/12 = +16.7% -> -66.7%
+    assert rows[0] == ["experiment", "scenario", "runs", "sincronia avg SCT (s)", "vs fair"]
+    assert rows[2] == ["exp", "x=1", "2", "10.00", "-66.7%"]
+    fig = pd.read_csv(tmp_path / "figures" / "exp_normalised_avg_sct.csv")
+    assert fig["ratio_mean"].notna().all() and set(fig["policy"]) == {"sincronia", "fair"}
+
+
+def test_reference_is_a_setting(tmp_path):
+    write_tree(tmp_path)
+    text = make_report(tmp_path, reference="fair").read_text()
+    assert "`fair` (set with `--reference`)" in text
+    rows = _table_rows(text, "## fair's reduction")
+    assert rows[0][3:] == ["fair avg SCT (s)", f"vs {REFERENCE}", "vs sincronia"]
+    norm = pd.read_csv(tmp_path / "tables" / "normalised_avg_sct.csv")
+    assert (norm[norm["policy"] == "fair"]["ratio_mean"] == 1.0).all()
+    with pytest.raises(ValueError, match="--reference varys: no runs"):
+        make_report(tmp_path, reference="varys")
+
+
+def test_python_m_analysis_reference_flag(tmp_path):
+    import subprocess
+    from tests.conftest import PYTHON, REPO
+    write_tree(tmp_path)
+    r = subprocess.run([PYTHON, "-m", "analysis", str(tmp_path), "--reference", "sincronia"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "## sincronia's reduction" in (tmp_path / "summary.md").read_text()
+    r = subprocess.run([PYTHON, "-m", "analysis", str(tmp_path), "--reference", "nope"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2 and "--reference nope" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_policy_missing_from_one_experiment_gives_dashes_not_nan(tmp_path):
+    """A second experiment without fair: '-' cells, never 'nan', in every summary table."""
+    write_tree(tmp_path)
+    write_tree(tmp_path, {REFERENCE: (8.0, 6.0), "sincronia": (10.0, 10.0)}, exp="other")
+    text = make_report(tmp_path).read_text()
+    assert "nan" not in text.lower()
+    assert "| other | x=1 | 2 | 7.00 | +30.0% | - |" in text
+    assert "| other | 1.750 | 2.500 | - |" in text
+
+
+def test_unknown_policy_names_are_reported_after_the_registry_ones(tmp_path):
+    """Records of a policy the registry does not know (removed, renamed) still appear,
+    after the registry's policies, alphabetically."""
+    write_tree(tmp_path, {**AVG, "zz-old": (9.0, 9.0), "aa-old": (9.0, 9.0)})
+    text = make_report(tmp_path).read_text()
+    assert f"| experiment | scenario | runs | {REFERENCE} avg SCT (s) | vs sincronia | vs fair " \
+           "| vs aa-old | vs zz-old |" in text
+    for name in ("normalised_avg_sct", "ratio_to_lower_bound", "exp_sct_cdf"):
+        df = pd.read_csv(tmp_path / ("tables" if name == "normalised_avg_sct" else "figures") / f"{name}.csv")
+        assert list(dict.fromkeys(df["policy"])) == [REFERENCE, "sincronia", "fair", "aa-old",
+                                                     "zz-old"], name
+
+
+def test_colours_are_the_same_per_policy_in_every_figure(tmp_path):
+    write_tree(tmp_path)
+    make_report(tmp_path)
+    colour = {}
+    for f in (tmp_path / "figures").glob("*.csv"):
+        df = pd.read_csv(f)
+        if "colour" not in df:
+            continue
+        for pol, c in df[["policy", "colour"]].drop_duplicates().itertuples(index=False):
+            assert colour.setdefault(pol, c) == c, (f.name, pol)
+    assert len(set(colour.values())) == len(colour) == 3
+
+
+def test_single_run_bars_have_no_error_bar(tmp_path):
+    """One seed: the figure data hold no interval (none is drawn) and the title says so."""
+    for pol, avg in AVG.items():
+        d = tmp_path / "one" / f"policy={pol},seed=1"
+        d.mkdir(parents=True)
+        (d / "run.json").write_text(json.dumps({
+            "experiment": "one", "policy": pol, "params": {}, "workload_seed": 1, "seed": 1,
+            "backend": "fluid", "avg_sct_s": avg[0], "avg_sct_over_lb": avg[0] / 4.0}))
+        pd.DataFrame({"stage_id": ["s0"], "app_id": ["a"], "start_s": [0.0], "end_s": [avg[0]],
+                      "sct_s": [avg[0]]}).to_csv(d / "stages.csv", index=False)
+        pd.DataFrame({"coflow_id": ["c0"], "stage_id": ["s0"], "job_id": ["j0"],
+                      "end_s": [avg[0]]}).to_csv(d / "coflows.csv", index=False)
+    make_report(tmp_path)
+    fig = pd.read_csv(tmp_path / "figures" / "one_normalised_avg_sct.csv")
+    assert fig["ci95"].isna().all() and (fig["runs"] == 1).all()
+    assert "±" not in (tmp_path / "summary.md").read_text()
+
+
+def test_tables_hold_no_absolute_paths(tmp_path):
+    """Every CSV the analysis writes is the same wherever it runs: no absolute path (the
+    results directory's location) in any cell."""
+    write_tree(tmp_path)
+    make_report(tmp_path)
+    for f in list((tmp_path / "tables").glob("*.csv")) + list((tmp_path / "figures").glob("*.csv")):
+        text = f.read_text()
+        assert str(tmp_path) not in text, f.name
+        assert not re.search(r"(^|,)\"?/", text, re.M), f.name
+
+
+def test_write_table_rejects_absolute_paths(tmp_path):
+    from analysis.load import write_table
+    df = pd.DataFrame({"run": ["exp/a"], "run_dir": [str(tmp_path / "exp" / "a")]})
+    write_table(df, tmp_path / "ok.csv")
+    assert (tmp_path / "ok.csv").read_text() == "run\nexp/a\n"
+    with pytest.raises(ValueError, match="absolute path"):
+        write_table(pd.DataFrame({"where": ["/abs/path"]}), tmp_path / "bad.csv")
+
+
+HISTORY = re.compile(r"\bissue|issue's|\btargets?\b|\bhere\b|slower day|work log|session",
+                     re.I)
+
+
+def test_summary_states_measurements_not_history(tmp_path):
+    """The generated summary (a hand-made tree and the committed reference one) names
+    criteria and measurements, not the project's history."""
+    from tests.conftest import REPO
+    write_tree(tmp_path)
+    for text in (make_report(tmp_path).read_text(), (REPO / "results" / "summary.md").read_text()):
+        assert not HISTORY.search(text), HISTORY.search(text).group(0)

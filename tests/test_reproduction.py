@@ -116,3 +116,13 @@ def test_twin_stage_pairs_pairs_stages_and_rejects_mismatches(tmp_path):
         twin_stage_pairs(d)
     (d / "twin" / "stages.csv").unlink()
     assert twin_stage_pairs(d) is None
+
+
+def test_written_tables_hold_no_absolute_paths(tree, tmp_path):
+    tables, figs = tmp_path / "tables", tmp_path / "figs"
+    tables.mkdir()
+    write_reproduction(load_runs(tree), tables, figs)
+    for p in list(tables.glob("*.csv")) + list(figs.glob("*.csv")):
+        assert str(tree) not in p.read_text(), p.name
+    runs = pd.read_csv(tables / "reproduction_runs.csv")
+    assert "run_dir" not in runs and "tb/policy=beamer,seed=1,rep=0" in set(runs["run"])

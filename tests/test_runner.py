@@ -1,4 +1,5 @@
-"""run_experiments.py: dry run, resume, interruption, bad configs, Dask equals the local pool."""
+"""run_experiments.py: dry run, resume, interruption, bad configs, Dask equals the local pool,
+where results go (results/ only for the default suite), --force, no absolute paths."""
 import json
 import os
 import signal
@@ -45,19 +46,27 @@ def run_dirs(out):
 
 
 def test_dry_run_lists_exactly_the_runs(tmp_path):
-    r = runner("--config", write_cfg(tmp_path), "--dry-run")
+    out = tmp_path / "res"
+    r = runner("--config", write_cfg(tmp_path), "--dry-run", "--out", out)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().split("\n")
-    runs = lines[:-1]
-    assert lines[-1] == "12 runs"  # 2 patterns x 2 seeds x 3 policies
+    runs = [line.split("  (")[0] for line in lines[:-1]]
+    # 2 patterns x 2 seeds x 3 policies
+    assert lines[-1] == f"12 runs into {out}: 0 done (same config hash), 12 to run"
     assert len(set(runs)) == 12
-    assert "tiny/sync_pattern=ps,policy=fair,seed=2" in runs
+    assert "tiny/sync_pattern=ps,policy=fair,seed=2  (to run)" in lines
+    assert not out.exists()  # a dry run writes nothing
 
 
-def test_default_suite_dry_run_is_valid():
+def test_default_suite_dry_run_finds_every_committed_run_done():
+    """The default suite goes into results/ and every run there is done (same config hash):
+    a rerun regenerates the analysis only."""
     r = runner("--dry-run")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().endswith("runs")
+    last = r.stdout.strip().splitlines()[-1]
+    n = int(last.split()[0])
+    assert last == f"{n} runs into results: {n} done (same config hash), 0 to run", last
+    assert n >= 600
 
 
 def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
@@ -77,6 +86,9 @@ def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
     r = subprocess.run([PYTHON, "-m", "analysis", str(out)], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0 and (out / "summary.md").exists()
     assert figs == {p.name: p.read_bytes() for p in (out / "figures").iterdir()}
+    # the figures' data beside them (one CSV per figure)
+    assert {p.stem for p in (out / "figures").glob("*.png")} == {
+        p.stem for p in (out / "figures").glob("*.csv")}
     text = (out / "summary.md").read_text()
     runs = pd.read_csv(out / "tables" / "runs.csv")
     b = runs[(runs.policy == "beamer") & (runs.scenario == "sync_pattern=ps")]["avg_sct_s"].mean()
@@ -129,8 +141,10 @@ def test_killed_midway_then_rerun_completes_the_rest(tmp_path):
     assert len(pd.read_csv(out / "tables" / "runs.csv")) == 12
 
 
-def test_changed_config_reruns_unchanged_config_skips(tmp_path):
-    """Same run name, different config (K): the hash differs, so the run is redone."""
+def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
+    """Same run name, different config (K): the hash differs; without --force the runner
+    stops before any run with one line naming the directory and --force, and keeps the
+    old records; with --force the run is redone."""
     import run_experiments as rx
     cfg = tmp_path / "one.toml"
     base = ('[experiment]\nname = "one"\npolicies = ["fair"]\nseeds = [1]\n'
@@ -147,26 +161,45 @@ def test_changed_config_reruns_unchanged_config_skips(tmp_path):
     [spec4] = rx.load_experiment(cfg, full=False)
     assert spec4.name == spec8.name and spec4.config_hash != spec8.config_hash
     assert not rx.is_done(spec4, out)
-    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
+    capsys.readouterr()
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out / "one" / spec8.name) in err and "--force" in err
+    assert f"config hash {spec8.config_hash}" in err
+    assert json.loads(rc.read_text())["config_hash"] == spec8.config_hash  # untouched
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 0
+    assert "(different run: --force replaces it)" in capsys.readouterr().out
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
+                    "--force"]) == 0
     assert json.loads(rc.read_text())["config_hash"] == spec4.config_hash
     assert json.loads((out / "one" / spec4.name / "run.json").read_text())[
         "num_priority_classes"] == 4
     assert rx.is_done(spec4, out) and not rx.is_done(spec8, out)
-    # a corrupt run_config.json counts as not done
+    # a corrupt run_config.json counts as not done, and as a different run
     rc.write_text("{not json")
     assert not rx.is_done(spec4, out)
+    assert rx.run_status(spec4, out) == ("different", None)
 
 
 @pytest.mark.parametrize("extra,needle", [
-    ("bogus_key = 1", "workload.bogus_key"),
-    ("eta = 1", "workload.eta"),
+    ("bogus_key = 1", "error: tiny.toml: unknown key 'workload.bogus_key' (known: "),
+    ("eta = 1", "error: tiny.toml: workload.eta"),
 ])
 def test_bad_config_fails_before_any_run(tmp_path, extra, needle):
     out = tmp_path / "res"
     r = runner("--config", write_cfg(tmp_path, extra=extra), "--out", out)
     assert r.returncode == 2
-    assert needle in r.stderr and "Traceback" not in r.stderr
+    assert r.stderr.startswith(needle), r.stderr
+    assert "'tiny.toml" not in r.stderr and "Traceback" not in r.stderr
     assert not out.exists() or not list(out.glob("*/*/run.json"))
+
+
+def test_bad_experiment_key_names_the_file_outside_the_quotes(tmp_path):
+    p = tmp_path / "mine.toml"
+    p.write_text('[experiment]\nname = "m"\nfoo = 1\n')
+    r = runner("--config", p, "--dry-run")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: mine.toml: unknown key 'experiment.foo' (known: "), r.stderr
 
 
 def test_bad_policy_name_fails(tmp_path):
@@ -315,3 +348,86 @@ def test_repetitions_rejected_for_the_deterministic_fluid_backend(tmp_path):
     p.write_text(PKT.format(reps=0))
     with pytest.raises(ConfigError, match="repetitions: must be >= 1"):
         load_experiment(p, full=False)
+
+
+# --- where results go: results/ is the reference; every other run has its own directory ---
+
+def test_config_runs_go_to_their_own_directory_and_never_touch_results(tmp_path):
+    """In a copy of the repository: ``--config tiny.toml`` writes runs/tiny/ (records,
+    summary, tables, figures) and says so; the committed results/ is unchanged, and asking
+    for results/ explicitly is refused with a pointer to --force."""
+    from tests.test_user_policy import repo_copy, tree_digest
+    repo = repo_copy(tmp_path / "repo")
+    cfg = write_cfg(tmp_path)
+    before = tree_digest(repo / "results")
+    r = subprocess.run([PYTHON, "run_experiments.py", "--config", str(cfg), "--jobs", "2"],
+                       cwd=repo, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert tree_digest(repo / "results") == before
+    out = repo / "runs" / "tiny"
+    assert len(run_dirs(out)) == 12 and (out / "summary.md").exists()
+    assert "12 runs into runs/tiny: 0 already done, 12 to run" in r.stdout
+    assert "results: runs/tiny (summary: runs/tiny/summary.md" in r.stdout
+    assert "runs: 100%" in r.stderr  # the progress bar
+    from tests.test_report import HISTORY
+    assert not HISTORY.search(r.stdout + r.stderr)  # measurements, not the project's history
+    # the summary of runs/tiny is about runs/tiny only
+    assert "| pattern |" not in (out / "summary.md").read_text()
+    r = subprocess.run([PYTHON, "run_experiments.py", "--config", str(cfg), "--out", "results"],
+                       cwd=repo, capture_output=True, text=True)
+    assert r.returncode == 2 and "--force" in r.stderr and "runs/tiny" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert tree_digest(repo / "results") == before
+
+
+def test_default_output_directories():
+    import run_experiments as rx
+    assert rx.default_out(None, full=False) == REPO / "results"
+    assert rx.default_out(None, full=True) == REPO / "runs" / "full"
+    assert rx.default_out([REPO / "x" / "mine.toml"], full=False) == REPO / "runs" / "mine"
+    assert rx.default_out([REPO / "a.toml", REPO / "b.toml"], full=True) == REPO / "runs" / "a+b-full"
+    gitignore = (REPO / ".gitignore").read_text().splitlines()
+    assert "/runs/" in gitignore
+    # --help says where results go and how the reference results/ is regenerated
+    help_text = " ".join(runner("--help").stdout.split())
+    for needle in ("``results/`` holds the committed reference results", "runs/<config stem>/",
+                   "needs ``--force``", "--reference POLICY", "To recompute the reference itself"):
+        assert needle in help_text, needle
+
+
+def test_records_and_tables_hold_no_absolute_paths(tmp_path):
+    """Every CSV and JSON the runner and the analysis write (records, run_config.json,
+    traces' bounds, tables, figure data) is free of the machine's paths; run.json's
+    trace_path is relative to the results directory and names the trace file."""
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    r = runner("--config", cfg, "--out", out, "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    files = [p for p in out.rglob("*") if p.suffix in (".csv", ".json", ".md")
+             and "traces" not in p.parts[-2:-1]]
+    assert len(files) > 50
+    for p in files + list(out.glob("*/traces/lb-*.json")):
+        text = p.read_text()
+        assert str(tmp_path) not in text and str(REPO) not in text, p
+    for d in run_dirs(out):
+        tp = json.loads((out / "tiny" / d / "run.json").read_text())["trace_path"]
+        assert not os.path.isabs(tp) and (out / tp).is_file(), tp
+
+
+def test_reference_flag_of_the_runner(tmp_path):
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "varys")
+    assert r.returncode == 2 and "--reference varys" in r.stderr and not out.exists()
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "fair")
+    assert r.returncode == 0, r.stderr
+    text = (out / "summary.md").read_text()
+    assert "`fair` (set with `--reference`)" in text and "## fair's reduction" in text
+
+
+def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    assert runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis").returncode == 0
+    cfg.write_text(cfg.read_text().replace('"ring", "ps"', '"ring"'))
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis")
+    assert r.returncode == 0, r.stderr
+    assert "note: 6 run directories under" in r.stdout and "the analysis reads them too" in r.stdout
+    assert "results: " in r.stdout and "analysis skipped" in r.stdout
