@@ -16,6 +16,7 @@ import pandas as pd
 from analysis import plots
 from analysis.load import load_jobs, load_runs, load_stages, load_twin_pairs, write_table
 from analysis.metrics import normalised, policy_ratios, run_metrics, sct_table
+from analysis.regimes import regime_section
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
                                styles as policy_styles)
 
@@ -106,7 +107,9 @@ def make_report(results: Path, reference: str | None = None) -> Path:
     figure_paths += repro_figs
     packet_lines = repro_lines + write_packet_tables(runs, tables, ref)
     # ---
-    cong_lines = congestion_section(runs, stages, tables, ref) \
+    regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
+    figure_paths += regime_figs
+    cong_lines = regime_lines + congestion_section(runs, stages, tables, ref) \
         + suite_check_lines(runs, stages, ref) + headroom_lines(results)
     summary = results / "summary.md"
     summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,

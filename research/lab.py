@@ -60,8 +60,8 @@ SCENARIOS = {  # name -> (workload overrides, topology overrides)
     "rs8ps": ({"algorithm": "random", "random_num_trials": 8, "random_budget": 1.0,
                "sync_pattern": "ps", "gpu_mix": {"2": 1.0, "4": 1.0}}, {}),
 }
-REGIMES = ["rs8", "rs4", "rs8burst", "rs4long", "asha", "asha3", "sha", "mix", "mix4", "rs8ps",
-           "base", "ps"]
+REGIMES = ["rs8", "rs4", "rs8burst", "rs4long", "rs8ps", "asha", "asha3", "asha4i2", "asha4ps",
+           "sha", "base", "ps", "mix", "mix4"]
 TRAINING_SEEDS = (1, 2, 3)
 
 

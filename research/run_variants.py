@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from lab import HERE, grid
+from lab import HERE, REGIMES, grid
 
 SETS = {  # name -> (candidates [(policy, params)], scenarios)
     "baselines": ([(p, {}) for p in ("beamer-sbssi", "sincronia", "fair", "fifo_lm", "varys")],
@@ -29,6 +29,21 @@ SETS = {  # name -> (candidates [(policy, params)], scenarios)
                      ("x-crit", {"beta": 1.0}), ("x-crit", {"beta": 4.0})], ["base", "ps", "slow"]),
     "ablation": ([("x-crit", {"slack_w": 1.0}), ("beamer", {})], ["base", "ps", "slow"]),
     "online": ([("x-crit", {"online": True})], ["base", "ps", "slow"]),
+    # tuner regimes (random search, ASHA, SHA, mixed tenants), docs/beamer.md "Regimes"
+    "regime_baselines": ([(p, {}) for p in ("sincronia", "fair", "beamer-coflow", "beamer-sbssi",
+                                            "varys")], REGIMES),
+    "regime_stage_level": ([("x-crit-stage", {}), ("x-crit-stage", {"loads": "all"}),
+                            ("x-job-bssi", {}), ("x-wspt", {})],
+                           ["rs8", "asha", "sha", "mix", "base", "rs8burst"]),
+    "regime_hybrid": ([("x-hybrid", {"chain": True}), ("x-hybrid", {"chain": True, "free": "wspt"}),
+                       ("x-hybrid", {"chain": True, "mode": "first"}),
+                       ("x-hybrid", {"chain": True, "online": True}),
+                       ("x-hybrid", {"chain": True, "free": "wspt-stage"})], REGIMES),
+    "regime_free_order": ([("x-hybrid", {"chain": True, "free": f, "online": True, **extra})
+                           for f, extra in (("wspt", {}), ("split", {}), ("split", {"single": True}),
+                                            ("sbssi-active", {}), ("sbssi-cur", {}))]
+                          + [("x-wspt", {"gamma": g}) for g in (0.5, 2.0)], REGIMES),
+    "regime_final": ([("beamer", {})], REGIMES),
 }
 
 

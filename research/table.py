@@ -3,6 +3,7 @@ scenario the mean over seeds of avg SCT / online Sincronia's on the same trace, 
 worst p99 SCT / fair's.
 
     .venv/bin/python research/table.py research/data/*.json
+    .venv/bin/python research/table.py --regimes research/data/regime_*.json   # tuner regimes
 """
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ def load(files: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows).drop_duplicates(["scen", "seed", "policy"], keep="last")
 
 
-def markdown(df: pd.DataFrame, ref: str = "sincronia") -> str:
+CONGESTION = ["base", "ps", "slow", "tiresias", "ls2", "rate25"]
+
+
+def markdown(df: pd.DataFrame, ref: str = "sincronia", scenarios: list[str] = CONGESTION) -> str:
     avg = df.pivot_table(index=["scen", "seed"], columns="policy", values="avg")
     ratio = avg.div(avg[ref], axis=0)
     by_scen = ratio.groupby(level=0).mean()
     p99 = df.pivot_table(index=["scen", "seed"], columns="policy", values="p99")
     p99r = p99.div(p99["fair"], axis=0).max() if "fair" in p99 else None
-    scens = [s for s in ["base", "ps", "slow", "tiresias", "ls2", "rate25"] if s in by_scen.index]
+    scens = [s for s in scenarios if s in by_scen.index]
     lines = ["| variant | " + " | ".join(scens) + " | mean (runs) | worst p99 / fair |",
              "|---|" + "---|" * (len(scens) + 2)]
     for pol in sorted(ratio.columns, key=lambda p: ratio[p].mean()):
@@ -35,4 +39,9 @@ def markdown(df: pd.DataFrame, ref: str = "sincronia") -> str:
 
 
 if __name__ == "__main__":
-    print(markdown(load(sys.argv[1:])))
+    args = sys.argv[1:]
+    if args and args[0] == "--regimes":
+        from lab import REGIMES
+        print(markdown(load(args[1:]), scenarios=REGIMES))
+    else:
+        print(markdown(load(args)))
