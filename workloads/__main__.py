@@ -5,9 +5,10 @@ the trace from the ``[workload]`` table (its ``seed``, else the first of ``[expe
 seeds``, else 1; ``--seed`` overrides both). The runner's other tables are checked
 but not used (one line on stderr says which): ``[topology]`` is applied by ``python -m
 emulation.fluid TRACE --config FILE``, ``[sweep]`` / ``[full]`` by ``run_experiments.py
---config FILE``. FILE is a JSON trace or a coflow-benchmark text file. Bad input exits
-with status 2 and one line ``error: ...`` naming the field (and app/stage/job) or the
-line number.
+--config FILE``. An experiment that runs a trace file (``[experiment] trace``, as
+``fb.toml``) writes that file as JSON. For ``summary`` and ``validate``, FILE is a JSON
+trace or a coflow-benchmark text file. Bad input exits with status 2 and one line
+``error: ...`` naming the field (and app/stage/job), the key or the line number.
 """
 from __future__ import annotations
 
@@ -89,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Generate a JSON trace from the [workload] table of an experiment TOML "
                     "(any experiments/*.toml; keys and defaults: workloads/generator.py, "
                     "WorkloadConfig; times in seconds, sizes in bytes). Same file and seed, "
-                    "byte-identical trace.")
+                    "byte-identical trace. An experiment that runs a trace file "
+                    "([experiment] trace) writes that file as JSON.")
     g.add_argument("config", help="experiment TOML (its [workload] table; other tables are "
                                   "checked and named on stderr as not used)")
     g.add_argument("-o", "--output", required=True, metavar="TRACE.json",
