@@ -11,7 +11,7 @@ otherwise: the same rule as the experiment suite (``run_experiments.py``, ``real
 "flow"``), so runs of different policies compare orderings, not rate semantics.
 ``--realloc policy`` runs each policy as published (listed below). run.json records the
 mode (``realloc``) and where it came from (``realloc_source``). On the FB2010 trace
-``flow`` takes minutes for the priority policies (sincronia about 95 s here);
+``flow`` takes minutes for the priority policies (here sincronia about 95 s, varys 6 min);
 ``--config experiments/fb.toml`` applies that experiment's ``coflow`` and 1 Gbit/s.
 
 ``--config FILE`` takes an experiment TOML (the suite's format): its ``[topology]`` table
