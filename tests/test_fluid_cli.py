@@ -195,7 +195,7 @@ def test_progress_shows_and_leaves_the_records_alone(tmp_path, tty):
               lb_avg_sct_s=1.0)
     plain = run_mod.run_fluid(outdir=tmp_path / "plain", **kw)
     stream = FakeTTY() if tty else io.StringIO()
-    with run_mod.Progress(stream, delay_s=0.0, log_every_s=0.0) as progress:
+    with run_mod.Progress(stream, delay_s=0.0, log_every_s=0.0, redraw_s=0.0) as progress:
         shown = run_mod.run_fluid(outdir=tmp_path / "shown", progress=progress, **kw)
     text = stream.getvalue()
     assert "simulat" in text and "coflow" in text, text[:500]

@@ -164,16 +164,17 @@ class Progress:
     bound, writing the records); while simulating, ``attach(sim, trace)`` lets it read the
     simulated time and the coflows done from the simulator's state. Nothing is written
     into the state, so the records are the same with or without it. On a terminal: a tqdm
-    bar that appears once the run has taken ``delay_s`` and is redrawn twice a second,
+    bar that appears once the run has taken ``delay_s`` and is redrawn every ``redraw_s``,
     removed at the end. Otherwise (a log file, a pipe): one plain line every
     ``log_every_s``, so logs stay readable. ``write`` prints a line without breaking it."""
 
     def __init__(self, stream: TextIO | None = None, *, enabled: bool = True,
-                 delay_s: float = 2.0, log_every_s: float = 10.0) -> None:
+                 delay_s: float = 2.0, log_every_s: float = 10.0,
+                 redraw_s: float = 0.5) -> None:
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.delay_s, self.log_every_s = delay_s, log_every_s
+        self.delay_s, self.log_every_s, self.redraw_s = delay_s, log_every_s, redraw_s
         self._phase = "starting"
         self._state = None
         self.total: int | None = None
@@ -233,12 +234,13 @@ class Progress:
                     what = self._snapshot()
                     print(f"progress: {self._phase}" + (f": {what}" if what else "")
                           + f", {wall:.0f} s wall", file=self.stream, flush=True)
-            if self._stop.wait(0.5 if self.tty else self.log_every_s):
+            if self._stop.wait(self.redraw_s if self.tty else self.log_every_s):
                 return
 
     def _draw(self) -> None:
         from tqdm import tqdm
-        simulating = self._state is not None and self._phase == "simulating"
+        phase = self._phase  # read once: the main thread may move on meanwhile
+        simulating = self._state is not None and phase == "simulating"
         if self._bar is None:
             try:
                 cols = os.get_terminal_size(self.stream.fileno()).columns
@@ -247,14 +249,14 @@ class Progress:
             # a terminal of unknown size (0 x 0) would hide the bar: assume 100 x 24
             width = {"dynamic_ncols": True} if cols > 0 else {"ncols": 100, "nrows": 24}
             self._bar = tqdm(file=self.stream, leave=False, mininterval=0, unit="coflow",
-                             desc=self._phase, bar_format=self.PLAIN, **width)
+                             desc=phase, bar_format=self.PLAIN, **width)
             self._bar.start_t = self._wall0  # elapsed since the run started
         bar = self._bar
         if simulating and bar.total is None:
             bar.total, bar.bar_format = self.total, None  # None: tqdm's default bar
         elif not simulating and bar.total is not None:
             bar.total, bar.bar_format = None, self.PLAIN
-        bar.desc = self._phase
+        bar.desc = phase
         if simulating:
             st = self._state
             bar.update(len(st.c_job) - len(st.active_coflows) - bar.n)
