@@ -64,7 +64,9 @@ HPO_WORKLOAD = {"seed": 11, "num_apps": 7, "algorithm": "hyperband", "max_resour
 
 CLUSTER_WORKLOAD = {"seed": 1, "num_apps": 256, "algorithm": "hyperband",
                     "iterations_per_unit": 2, "num_hosts": 1024, "placement": "packed",
-                    "arrival_rate_per_s": 1.0}
+                    "arrival_rate_per_s": 1.0,
+                    # the generator's earlier default, pinned: the 18,408 coflows of the table
+                    "gpu_mix": {"1": 30.0, "2": 10.0, "4": 10.0, "8": 10.0}}
 CLUSTER_TOPOLOGY = {"kind": "leaf_spine", "hosts_per_leaf": 32, "num_spines": 16,
                     "oversubscription": 2.0, "link_rate_bps": 10e9}
 

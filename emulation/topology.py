@@ -150,11 +150,17 @@ def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...]) -> Topolog
 
 def add_topology_args(ap, *, hosts_per_leaf: int, spines: int, oversubscription: float) -> None:
     """The backends' shared command-line options for the topology (not the link rate)."""
-    ap.add_argument("--topology", choices=["big_switch", "leaf_spine"], default="big_switch")
-    ap.add_argument("--hosts-per-leaf", type=int, default=hosts_per_leaf)
-    ap.add_argument("--spines", type=int, default=spines)
-    ap.add_argument("--oversubscription", type=float, default=oversubscription,
-                    help="leaf-spine: (hosts per leaf x host rate) / (spines x uplink rate)")
+    ap.add_argument("--topology", choices=["big_switch", "leaf_spine"], default="big_switch",
+                    help="big_switch: every host on one non-blocking switch; leaf_spine: "
+                         "racks of hosts on leaf switches, every leaf wired to every spine "
+                         "(default %(default)s)")
+    ap.add_argument("--hosts-per-leaf", type=int, default=hosts_per_leaf, metavar="N",
+                    help="leaf-spine: hosts per leaf switch (default %(default)s)")
+    ap.add_argument("--spines", type=int, default=spines, metavar="N",
+                    help="leaf-spine: spine switches (default %(default)s)")
+    ap.add_argument("--oversubscription", type=float, default=oversubscription, metavar="X",
+                    help="leaf-spine: (hosts per leaf x host rate) / (spines x uplink rate); "
+                         "1 = non-blocking (default %(default)g)")
 
 
 def topology_config_from_args(args, link_rate_bps: float) -> TopologyConfig:

@@ -1,11 +1,15 @@
-"""Each policy's published reallocation semantics is the fluid CLI's default and is
-recorded in run.json; an explicit ``--realloc`` overrides it."""
+"""The fluid CLI runs every policy under the suite's reallocation rule (``flow``) unless
+asked otherwise, says so before the run and records where the mode came from;
+``--realloc policy`` gives each policy's published semantics."""
+import dataclasses
 import json
 import subprocess
 
 import pytest
 
+from emulation.fluid.__main__ import DEFAULT_REALLOC
 from emulation.scheduler import POLICIES
+from run_experiments import ExperimentSection
 from tests.conftest import PYTHON, REPO
 from tests.helpers import tiny_trace
 from workloads import trace as trace_mod
@@ -22,6 +26,11 @@ def test_declared_defaults():
         assert POLICIES[name].default_realloc == mode, name
 
 
+def test_cli_default_is_the_suites():
+    suite = {f.name: f.default for f in dataclasses.fields(ExperimentSection)}["realloc"]
+    assert DEFAULT_REALLOC == suite == "flow"
+
+
 @pytest.fixture(scope="module")
 def trace_file(tmp_path_factory):
     t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
@@ -31,29 +40,54 @@ def trace_file(tmp_path_factory):
     return p
 
 
-@pytest.mark.parametrize("policy,flag,want,is_default", [
-    ("varys", [], "coflow", True), ("fair", [], "flow", True),
-    ("varys", ["--realloc", "flow"], "flow", False), ("fair", ["--realloc", "coflow"], "coflow", False),
-    ("sincronia", ["--realloc", "queues"], "queues", False)])
-def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, want, is_default):
-    r = subprocess.run([PYTHON, "-m", "emulation.fluid", str(trace_file), "--policy", policy,
-                        "-o", str(tmp_path / "o"), *flag], cwd=REPO, capture_output=True, text=True)
+def run_cli(trace_file, out, policy, *flags):
+    return subprocess.run([PYTHON, "-m", "emulation.fluid", str(trace_file), "--policy", policy,
+                           "-o", str(out), *flags], cwd=REPO, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("policy,flag,want,is_default,source", [
+    # the default: flow for every policy, whatever it was published with
+    ("beamer", [], "flow", False, "default"), ("varys", [], "flow", False, "default"),
+    ("fair", [], "flow", False, "default"),
+    # each policy's published mode on request
+    ("beamer", ["--realloc", "policy"], "coflow", True, "--realloc"),
+    ("varys", ["--realloc", "policy"], "coflow", True, "--realloc"),
+    ("fair", ["--realloc", "policy"], "flow", True, "--realloc"),
+    # ablations
+    ("fair", ["--realloc", "coflow"], "coflow", False, "--realloc"),
+    ("sincronia", ["--realloc", "queues"], "queues", False, "--realloc")])
+def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, want,
+                                           is_default, source):
+    r = run_cli(trace_file, tmp_path / "o", policy, *flag)
     assert r.returncode == 0, r.stderr
-    assert f"realloc: {want}" in r.stdout
+    out = r.stdout.splitlines()
+    line = next(i for i, ln in enumerate(out) if ln.startswith("realloc: "))
+    assert out[line].split()[1] == want
+    assert line < next(i for i, ln in enumerate(out) if ln.startswith("avg_sct_s"))  # said first
     run = json.loads((tmp_path / "o" / "run.json").read_text())
     assert run["realloc"] == want and run["realloc_is_policy_default"] is is_default
+    assert run["realloc_source"] == source
+    assert run["policy_default_realloc"] == POLICIES[policy].default_realloc
 
 
-def test_help_shows_each_policys_default():
+def test_policies_compared_under_one_rule_by_default(trace_file, tmp_path):
+    """The README's everyday commands (no --realloc) run beamer and fair alike."""
+    modes = set()
+    for p in ("beamer", "fair", "sincronia", "varys"):
+        assert run_cli(trace_file, tmp_path / p, p).returncode == 0
+        modes.add(json.loads((tmp_path / p / "run.json").read_text())["realloc"])
+    assert modes == {"flow"}
+
+
+def test_help_shows_each_policys_published_mode():
     r = subprocess.run([PYTHON, "-m", "emulation.fluid", "--help"], cwd=REPO, capture_output=True,
                        text=True)
     text = " ".join(r.stdout.split())
     for name, cls in POLICIES.items():
         assert f"{name}={cls.default_realloc}" in text
+    assert "default for every policy" in text and "policy: each policy's published mode" in text
 
 
 def test_cli_rejects_an_unknown_mode(trace_file, tmp_path):
-    r = subprocess.run([PYTHON, "-m", "emulation.fluid", str(trace_file), "--policy", "varys",
-                        "-o", str(tmp_path / "o"), "--realloc", "sometimes"], cwd=REPO,
-                       capture_output=True, text=True)
+    r = run_cli(trace_file, tmp_path / "o", "varys", "--realloc", "sometimes")
     assert r.returncode == 2 and "invalid choice" in r.stderr

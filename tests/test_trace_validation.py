@@ -84,3 +84,42 @@ def test_generate_cli_is_deterministic(tmp_path):
                             "-o", str(out)], cwd=REPO, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
     assert out1.read_bytes() == out2.read_bytes()
+
+
+def test_unknown_key_is_rejected_in_the_config_loaders_form(good, tmp_path):
+    """A misspelt key used to pass (or to be reported as the right one missing)."""
+    d = copy.deepcopy(good)
+    job = d["apps"][0]["stages"][1]["jobs"][0]
+    job["compute_seconds"] = job.pop("compute_s")
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(d))
+    r = run_validate(p)
+    assert r.returncode == 2
+    assert r.stderr == ("error: unknown key 'apps[0].stages[1].jobs[0].compute_seconds' (known: "
+                        "coflows, compute_s, hosts, iterations, job_id, model, pattern, "
+                        "trial_id)\n")
+
+
+@pytest.mark.parametrize("mutate,key", [
+    (lambda d: d.__setitem__("comment", "x"), "'comment'"),
+    (lambda d: d["apps"][1].__setitem__("arrival", 1.0), "'apps[1].arrival'"),
+    (lambda d: d["apps"][0]["stages"][0].__setitem__("deps", []), "'apps[0].stages[0].deps'"),
+    (lambda d: job0(d)["coflows"][0].__setitem__("id", 3), "'apps[0].stages[0].jobs[0].coflows[0].id'"),
+    (lambda d: flow0(d).__setitem__("bytes", 3), "'apps[0].stages[0].jobs[0].coflows[0].flows[0].bytes'"),
+])
+def test_unknown_key_at_every_level(good, tmp_path, mutate, key):
+    d = copy.deepcopy(good)
+    mutate(d)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(d))
+    r = run_validate(p)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: unknown key {key} (known: "), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_meta_stays_free_form(good, tmp_path):
+    d = copy.deepcopy(good)
+    d["meta"]["anything"] = {"nested": [1, 2]}
+    p = tmp_path / "ok.json"
+    p.write_text(json.dumps(d))
+    assert run_validate(p).returncode == 0

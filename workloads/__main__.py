@@ -1,52 +1,122 @@
 """CLI for traces: ``generate CONFIG.toml -o trace.json``, ``summary FILE``, ``validate FILE``.
 
-FILE is a JSON trace or a coflow-benchmark text file. Bad input exits with status 2 and
-one line ``error: ...`` naming the field (and app/stage/job) or the line number.
+``generate`` takes any experiment TOML of the suite (``experiments/*.toml``): it builds
+the trace from the ``[workload]`` table (its ``seed``, else the first of ``[experiment]
+seeds``, else 1; ``--seed`` overrides both). The runner's other tables are checked
+but not used (one line on stderr says which): ``[topology]`` is applied by ``python -m
+emulation.fluid TRACE --config FILE``, ``[sweep]`` / ``[full]`` by ``run_experiments.py
+--config FILE``. An experiment that runs a trace file (``[experiment] trace``, as
+``fb.toml``) writes that file as JSON. For ``summary`` and ``validate``, FILE is a JSON
+trace or a coflow-benchmark text file. Bad input exits with status 2 and one line
+``error: ...`` naming the field (and app/stage/job), the key or the line number.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from workloads import coflow_benchmark, trace
 from workloads.config import ConfigError, build, load_toml
 from workloads.generator import WorkloadConfig, generate
 
-# Top-level tables an experiment TOML may hold; each is validated strictly by its owner.
-EXPERIMENT_TABLES = ("experiment", "workload", "topology", "run", "sweep", "mininet")
 
-
-def workload_config_from_toml(path: str) -> WorkloadConfig:
-    """The ``[workload]`` table of an experiment TOML, strictly validated."""
-    data = load_toml(path)
+def read_experiment(path: str | Path, seed: int | None = None
+                    ) -> tuple[WorkloadConfig | None, Path | None, str | None]:
+    """An experiment TOML, as ``generate`` reads it: the ``[workload]`` config (strictly
+    validated, seed rule above) or, if ``[experiment] trace`` names a trace file, that
+    file instead (config None); and a one-line note naming what is not used, or None.
+    Every table is validated with the runner's own schemas (``run_experiments``);
+    ConfigError names a bad key."""
+    from emulation.topology import TopologyConfig
+    from run_experiments import TABLES, ExperimentSection
+    p = Path(path)
+    data = load_toml(p)
     for key in data:
-        if key not in EXPERIMENT_TABLES:
-            raise ConfigError(f"unknown key '{key}' (known tables: {', '.join(EXPERIMENT_TABLES)})")
-    return build(WorkloadConfig, data.get("workload"), "workload")
+        if key not in TABLES:
+            raise ConfigError(f"{p}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
+    exp_table = dict(data.get("experiment", {}))
+    exp = _in(p, build, ExperimentSection, {"name": p.stem, **exp_table}, "experiment")
+    _in(p, build, TopologyConfig, data.get("topology"), "topology")
+    table = dict(data.get("workload", {}))
+    from_seeds = seed is None and "seed" not in table and "seeds" in exp_table
+    if seed is not None:
+        table["seed"] = seed
+    elif from_seeds:
+        table["seed"] = exp.seeds[0]
+    cfg = _in(p, build, WorkloadConfig, table, "workload")
+    trace_file = None
+    if exp.trace:
+        trace_file = Path(os.path.normpath(p.parent / exp.trace))
+        if not trace_file.exists():
+            raise ConfigError(f"{p}: experiment.trace: no such file {trace_file}")
+        if seed is not None:
+            raise ConfigError(f"{p}: --seed: the experiment runs the trace file {trace_file}, "
+                              "nothing is seeded")
+    unused = []
+    if trace_file is not None and "workload" in data:
+        unused.append("[workload] (the experiment runs experiment.trace)")
+    if "topology" in data:
+        unused.append(f"[topology] (apply it: python -m emulation.fluid TRACE --config {p})")
+    runner = [f"[{t}]" for t in TABLES if t in data and t not in ("workload", "topology")]
+    if runner:
+        unused.append(f"{', '.join(runner)} (the suite runner's: run_experiments.py)")
+    if trace_file is not None:
+        uses = (f"the experiment's trace file {trace_file}, written as JSON (python -m "
+                f"emulation.fluid also reads it as it is)")
+    else:
+        uses = f"[workload] (seed {cfg.seed}" + (" = experiment.seeds[0])" if from_seeds else ")")
+    note = (f"note: {p}: generate uses {uses}" + (f"; not used: {'; '.join(unused)}" if unused else "")
+            if unused or trace_file is not None else None)
+    return (None if trace_file is not None else cfg), trace_file, note
+
+
+def workload_config_from_toml(path: str | Path, seed: int | None = None) -> WorkloadConfig:
+    """The ``[workload]`` config ``generate`` would use (``read_experiment``)."""
+    cfg, trace_file, _ = read_experiment(path, seed)
+    if cfg is None:
+        raise ConfigError(f"{path}: experiment.trace names a trace file ({trace_file}): "
+                          "no [workload] to generate")
+    return cfg
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workloads", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    g = sub.add_parser("generate", help="generate a trace from a TOML config's [workload] table")
-    g.add_argument("config", help="experiment TOML with a [workload] table")
-    g.add_argument("-o", "--output", required=True, help="trace JSON to write")
-    g.add_argument("--seed", type=int, help="override workload.seed")
+    g = sub.add_parser(
+        "generate", help="generate a trace from an experiment TOML's [workload] table",
+        description="Generate a JSON trace from the [workload] table of an experiment TOML "
+                    "(any experiments/*.toml; keys and defaults: workloads/generator.py, "
+                    "WorkloadConfig; times in seconds, sizes in bytes). Same file and seed, "
+                    "byte-identical trace. An experiment that runs a trace file "
+                    "([experiment] trace) writes that file as JSON.")
+    g.add_argument("config", help="experiment TOML (its [workload] table; other tables are "
+                                  "checked and named on stderr as not used)")
+    g.add_argument("-o", "--output", required=True, metavar="TRACE.json",
+                   help="trace file to write (canonical JSON)")
+    g.add_argument("--seed", type=int, metavar="N",
+                   help="workload seed (default: [workload] seed, else the first of "
+                        "[experiment] seeds, else 1)")
     s = sub.add_parser("summary", help="print counts, bytes and per-host load, 'name: value' lines")
-    s.add_argument("file")
-    s.add_argument("--per-host", action="store_true", help="also print each host's bytes")
+    s.add_argument("file", help="JSON trace or coflow-benchmark .txt file")
+    s.add_argument("--per-host", action="store_true",
+                   help="also print each host's sent and received bytes")
     v = sub.add_parser("validate", help="check a trace; exit 2 with one line if it is bad")
-    v.add_argument("file")
+    v.add_argument("file", help="JSON trace or coflow-benchmark .txt file")
     args = parser.parse_args(argv)
     try:
         if args.cmd == "generate":
-            cfg = workload_config_from_toml(args.config)
-            if args.seed is not None:
-                cfg = build(WorkloadConfig, {**_plain(cfg), "seed": args.seed}, "workload")
-            t = generate(cfg)
+            cfg, trace_file, note = read_experiment(args.config, seed=args.seed)
+            if note:
+                print(note, file=sys.stderr)
+            t = generate(cfg) if cfg is not None else coflow_benchmark.load_any(trace_file)
             trace.save(t, args.output)
-            print(f"wrote {args.output}: {t.summary()['coflows']} coflows, sha256 {trace.sha256(t)[:12]}")
+            n_coflows = sum(j.iterations * len(j.coflows) for j in t.jobs())
+            seed = "none" if t.seed is None else t.seed
+            print(f"wrote {args.output}: seed {seed}, {len(t.apps)} apps, "
+                  f"{n_coflows} coflows, sha256 {trace.sha256(t)[:12]}")
         elif args.cmd == "summary":
             t = coflow_benchmark.load_any(args.file)
             summ = t.summary()
@@ -66,9 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _plain(cfg: WorkloadConfig) -> dict:
-    from workloads.config import to_dict
-    return to_dict(cfg)
+def _in(path, fn, *args):
+    """``fn(*args)`` with the file named in front of a ConfigError's message."""
+    try:
+        return fn(*args)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 if __name__ == "__main__":

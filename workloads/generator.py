@@ -6,7 +6,8 @@ turns it into a ``Trace``. Same config (seed included) -> byte-identical trace.
 Modelling choices (see docs/workloads.md for the rationale):
 - Apps arrive as a Poisson process of rate ``arrival_rate_per_s``; the first at t = 0.
 - Each app tunes one model (drawn from ``models``) with one trial size (GPUs per trial,
-  drawn from ``gpu_mix``, default the Tiresias 30/10/10/10 mix of 1/2/4/8 GPUs), and all
+  drawn from ``gpu_mix``, default 2, 4 or 8 with equal weight: every app communicates;
+  Tiresias' 30/10/10/10 mix of 1/2/4/8 GPUs leaves half the apps silent), and all
   its trials synchronise with ``sync_pattern``. One GPU per host slot: a trial's workers
   (and its parameter servers) sit on distinct hosts, ``spread`` at random or ``packed``
   on consecutive hosts (same rack in a leaf-spine). A trial keeps its hosts when promoted.
@@ -94,7 +95,7 @@ class WorkloadConfig:
     ps_servers: int = 1
     models: dict[str, float] = field(default_factory=lambda: {"resnet50": 1.0, "vgg16": 1.0})
     gpu_mix: dict[str, float] = field(
-        default_factory=lambda: {"1": 30.0, "2": 10.0, "4": 10.0, "8": 10.0})
+        default_factory=lambda: {"2": 1.0, "4": 1.0, "8": 1.0})
     num_hosts: int = 16
     placement: Literal["spread", "packed"] = "spread"
     tenants: tuple[Tenant, ...] = ()

@@ -23,7 +23,9 @@ for traces imported from the coflow-benchmark format, whose endpoints are switch
 (racks): there a flow may go from a port to itself, crossing its ingress and egress link.
 
 Validation (``validate_dict``) rejects bad input with a ``TraceError`` whose one-line
-message names the field and the app/stage/job it sits in.
+message names the field and the app/stage/job it sits in; a key the schema does not
+define is rejected as ``unknown key 'apps[0].stages[1].jobs[0].compute_seconds' (known:
+...)``, the config loader's form (``meta`` alone is free-form).
 """
 from __future__ import annotations
 
@@ -245,10 +247,37 @@ def _number(obj: Any, key: str, where: str, *, minimum: float = 0.0) -> float:
     return val
 
 
+# the keys each object of schema version 1 may hold (``meta`` is free-form)
+KEYS = {
+    "trace": frozenset({"format", "version", "seed", "endpoints", "hosts", "meta", "apps"}),
+    "app": frozenset({"app_id", "arrival_s", "algorithm", "stages"}),
+    "stage": frozenset({"stage_id", "weight", "depends_on", "jobs"}),
+    "job": frozenset({"job_id", "trial_id", "model", "pattern", "hosts", "iterations",
+                      "compute_s", "coflows"}),
+    "coflow": frozenset({"flows"}),
+    "flow": frozenset({"src", "dst", "size_bytes"}),
+}
+FLOW_KEYS = KEYS["flow"]
+
+
+def _known_keys(obj: Any, kind: str, path: str) -> None:
+    """TraceError for a key schema version 1 does not define (a misspelt one would
+    otherwise pass, or be reported as the right one missing), in the config loader's
+    form: ``unknown key 'apps[0].stages[1].jobs[0].compute_seconds' (known: ...)``."""
+    if not isinstance(obj, dict):
+        return  # reported as "expected an object" where its keys are read
+    extra = obj.keys() - KEYS[kind]
+    if extra:
+        key = sorted(map(str, extra))[0]
+        raise TraceError(f"unknown key '{path + '.' if path else ''}{key}' "
+                         f"(known: {', '.join(sorted(KEYS[kind]))})")
+
+
 def validate_dict(data: Any) -> Trace:
     """Check a parsed JSON trace against schema version 1 and build the ``Trace``."""
     if not isinstance(data, dict):
         raise TraceError("trace: top level must be a JSON object")
+    _known_keys(data, "trace", "")
     if data.get("format") != FORMAT:
         raise TraceError(f"trace: 'format' must be {FORMAT!r}, got {data.get('format')!r}")
     version = _get(data, "version", int, "trace")
@@ -281,6 +310,7 @@ def validate_dict(data: Any) -> Trace:
     stage_ids: set[str] = set()
     for ai, a in enumerate(_get(data, "apps", list, "trace")):
         where = f"apps[{ai}]"
+        _known_keys(a, "app", where)
         app_id = fresh("app", _get(a, "app_id", str, where), where)
         where = f"app {app_id}"
         arrival = _number(a, "arrival_s", where)
@@ -288,6 +318,7 @@ def validate_dict(data: Any) -> Trace:
         stages = []
         for si, s in enumerate(_get(a, "stages", list, where)):
             swhere = f"{where} / stages[{si}]"
+            _known_keys(s, "stage", f"apps[{ai}].stages[{si}]")
             stage_id = fresh("stage", _get(s, "stage_id", str, swhere), swhere)
             swhere = f"{where} / stage {stage_id}"
             weight = _number(s, "weight", swhere)
@@ -298,6 +329,8 @@ def validate_dict(data: Any) -> Trace:
             jobs = []
             for ji, j in enumerate(_get(s, "jobs", list, swhere)):
                 jwhere = f"{swhere} / jobs[{ji}]"
+                jpath = f"apps[{ai}].stages[{si}].jobs[{ji}]"
+                _known_keys(j, "job", jpath)
                 job_id = fresh("job", _get(j, "job_id", str, jwhere), jwhere)
                 jwhere = f"{swhere} / job {job_id}"
                 jhosts = _get(j, "hosts", list, jwhere)
@@ -310,9 +343,12 @@ def validate_dict(data: Any) -> Trace:
                 coflows = []
                 for ci, c in enumerate(_get(j, "coflows", list, jwhere)):
                     cwhere = f"{jwhere} / coflows[{ci}]"
+                    _known_keys(c, "coflow", f"{jpath}.coflows[{ci}]")
                     flows = []
                     for fi, f in enumerate(_get(c, "flows", list, cwhere)):
                         fwhere = f"{cwhere} / flows[{fi}]"
+                        if isinstance(f, dict) and not f.keys() <= FLOW_KEYS:  # (fast path)
+                            _known_keys(f, "flow", f"{jpath}.coflows[{ci}].flows[{fi}]")
                         src = _get(f, "src", str, fwhere)
                         dst = _get(f, "dst", str, fwhere)
                         size = _get(f, "size_bytes", int, fwhere)

@@ -1,74 +1,279 @@
-"""CLI: ``python -m emulation.fluid TRACE --policy NAME -o OUTDIR`` (see ``--help``).
+"""``python -m emulation.fluid TRACE --policy NAME -o OUTDIR``: one fluid (flow-level) run.
 
-TRACE is a JSON trace (``python -m workloads generate``) or a coflow-benchmark text file
-(ports become hosts of a big switch, default port rate 1 Gbit/s). Prints avg SCT, p95 SCT
-and avg SCT / lower bound; writes flows.csv, coflows.csv, stages.csv and run.json.
+Simulates one run of TRACE under one policy and writes flows.csv, coflows.csv,
+stages.csv and run.json into OUTDIR; prints the settings first, then avg SCT, p95 SCT,
+avg CCT and avg SCT / lower bound (seconds). TRACE is a JSON trace (``python -m
+workloads generate``) or a coflow-benchmark text file (its ports become the hosts of a
+big switch, default port rate 1 Gbit/s).
+
+Reallocation (when rates are recomputed) is ``flow`` for every policy unless asked
+otherwise: the same rule as the experiment suite (``run_experiments.py``, ``realloc =
+"flow"``), so runs of different policies compare orderings, not rate semantics.
+``--realloc policy`` runs each policy as published (listed below). run.json records the
+mode (``realloc``) and where it came from (``realloc_source``). On the FB2010 trace
+``flow`` takes minutes for the priority policies (here sincronia about 95 s, varys 6 min);
+``--config experiments/fb.toml`` applies that experiment's ``coflow`` and 1 Gbit/s.
+
+``--config FILE`` takes an experiment TOML (the suite's format): its ``[topology]`` table
+and ``[experiment]`` priority_classes / realloc / release_at_zero are applied; options
+given on the command line override the file. Its other tables and keys (``[workload]``,
+``[sweep]``, policies, seeds, ...) belong to the generator and the suite runner and are
+named on stderr as not used.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from pathlib import Path
 
-from emulation.fluid.run import run_fluid
+from emulation.fluid.run import Progress, ensure_kernels, existing_run_error, run_fluid
 from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler import POLICIES
-from emulation.topology import add_topology_args, build_topology, topology_config_from_args
+from emulation.topology import TopologyConfig, add_topology_args, build_topology
+from run_experiments import TABLES, ExperimentSection
 from workloads import coflow_benchmark
-from workloads.config import ConfigError
+from workloads.config import ConfigError, build, load_toml, to_dict
 from workloads.trace import TraceError
 
+REALLOC_CHOICES = (*REALLOC_MODES, "policy")
+# the defaults are the suite's own (one schema): [experiment] and [topology]
+EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
+                       if f.default is not dataclasses.MISSING}
+TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
+DEFAULT_REALLOC = EXPERIMENT_DEFAULTS["realloc"]  # "flow"
+BENCH_LINK_RATE_BPS = 1e9  # coflow-benchmark files: the FB2010 trace's 1 Gbit/s ports
+# [experiment] keys a single fluid run applies; the others are the suite runner's
+APPLIED_EXPERIMENT_KEYS = ("priority_classes", "realloc", "release_at_zero")
+SILENT_EXPERIMENT_KEYS = ("name", "description", "figure")  # labels, nothing to apply
+# command-line dest -> [topology] key
+TOPOLOGY_FLAGS = {"topology": "kind", "hosts_per_leaf": "hosts_per_leaf",
+                  "spines": "num_spines", "oversubscription": "oversubscription",
+                  "link_rate_bps": "link_rate_bps"}
 
-def main(argv: list[str] | None = None) -> int:
+
+class _Unset:
+    """Marks an option not given on the command line (so a --config value applies)."""
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+UNSET = _Unset()
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m emulation.fluid", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="default --realloc per policy (its published semantics):\n" + "\n".join(
-            f"  {n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES)))
-    ap.add_argument("trace", help="JSON trace or coflow-benchmark .txt")
-    ap.add_argument("--policy", required=True, choices=sorted(POLICIES))
-    add_topology_args(ap, hosts_per_leaf=4, spines=2, oversubscription=1.0)
-    ap.add_argument("--link-rate-bps", type=float, default=None,
-                    help="host link rate (default 10e9 for JSON traces, 1e9 for coflow-benchmark)")
-    ap.add_argument("--priority-classes", type=int, default=8,
-                    help="K strict-priority classes; 0 = unlimited (each coflow its own)")
-    ap.add_argument("--release-at-zero", action="store_true",
-                    help="release every app at t=0 (Sincronia's offline setting)")
-    ap.add_argument("--realloc", choices=list(REALLOC_MODES), default=None,
-                    help="flow: the policy decides and rates are recomputed at every flow "
-                         "completion (exact); coflow: both only at coflow-level events "
-                         "(Varys/coflowsim semantics, fastest); queues: the policy decides at "
+        epilog="each policy's published reallocation (--realloc policy):\n" + "\n".join(
+            f"  {n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES))
+        + "\n\nexamples:\n"
+          "  python -m emulation.fluid trace.json --policy beamer -o out/beamer\n"
+          "  python -m emulation.fluid trace.json --policy fair --config "
+          "experiments/default.toml -o out/fair\n"
+          "  python -m emulation.fluid data/FB2010-1Hr-150-0.txt --policy varys "
+          "--config experiments/fb.toml -o /tmp/fb-varys")
+    ap.add_argument("trace", help="JSON trace (python -m workloads generate) or "
+                                  "coflow-benchmark .txt file")
+    ap.add_argument("--policy", required=True, choices=sorted(POLICIES),
+                    help="scheduling policy (required): %(choices)s")
+    ap.add_argument("--config", metavar="FILE", type=Path,
+                    help="experiment TOML whose [topology] and [experiment] "
+                         "priority_classes/realloc/release_at_zero apply (command-line "
+                         "options given override it; unknown keys are an error)")
+    add_topology_args(ap, hosts_per_leaf=TOPOLOGY_DEFAULTS["hosts_per_leaf"],
+                      spines=TOPOLOGY_DEFAULTS["num_spines"],
+                      oversubscription=TOPOLOGY_DEFAULTS["oversubscription"])
+    ap.add_argument("--link-rate-bps", type=float, default=None, metavar="BPS",
+                    help="host link rate in bits per second, e.g. 1e9 = 1 Gbit/s "
+                         "(default: [topology] link_rate_bps of --config, else "
+                         f"{TOPOLOGY_DEFAULTS['link_rate_bps'] / 1e9:g}e9 for JSON traces "
+                         f"and {BENCH_LINK_RATE_BPS / 1e9:g}e9 for coflow-benchmark files)")
+    ap.add_argument("--priority-classes", type=int,
+                    default=EXPERIMENT_DEFAULTS["priority_classes"], metavar="K",
+                    help="K strict-priority classes per port; 0 = unlimited (each coflow "
+                         "its own) (default %(default)s)")
+    ap.add_argument("--release-at-zero", action=argparse.BooleanOptionalAction,
+                    default=EXPERIMENT_DEFAULTS["release_at_zero"],
+                    help="release every app at t=0, ignoring arrival times (Sincronia's "
+                         "offline setting; default: apps arrive as in the trace)")
+    ap.add_argument("--realloc", choices=REALLOC_CHOICES, default=DEFAULT_REALLOC,
+                    help="when the policy decides and rates are recomputed. flow: at every "
+                         "flow completion too (exact; the suite's rule; default for every "
+                         "policy); coflow: only at coflow-level events (a coflow arrives or "
+                         "completes, a stage starts or ends, a requested wake-up; Varys/"
+                         "coflowsim semantics, fastest); queues: the policy decides at "
                          "coflow-level events, its classes re-share rates at every flow "
                          "completion (strict-priority switch queues, as Sincronia's own "
-                         "simulator; slower). Default: the policy's published semantics "
+                         "simulator; slower); policy: each policy's published mode "
                          "(listed below)")
-    ap.add_argument("-o", "--output", required=True, help="output directory for the records")
-    args = ap.parse_args(argv)
+    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+                    help="directory for the records (created); refused if it already "
+                         "holds a run, unless --force")
+    ap.add_argument("--force", action="store_true",
+                    help="write into OUTDIR even if it holds a run (its record files are "
+                         "replaced)")
+    ap.add_argument("--no-progress", action="store_true",
+                    help="no progress display (default: on a terminal a bar after 2 s; "
+                         "otherwise a line every 10 s; always on stderr)")
+    return ap
+
+
+def parse(argv: list[str] | None) -> tuple[argparse.Namespace, set[str]]:
+    """Parsed options with defaults filled in, and the dests given on the command line."""
+    ap = build_parser()
+    ns = argparse.Namespace(**{d: UNSET for d in (*TOPOLOGY_FLAGS, "priority_classes",
+                                                   "release_at_zero", "realloc")})
+    args = ap.parse_args(argv, namespace=ns)
+    given = {d for d, v in vars(args).items() if v is not UNSET}
+    for a in ap._actions:
+        if getattr(args, a.dest, None) is UNSET:
+            setattr(args, a.dest, a.default)
     if args.priority_classes < 0:
         ap.error("--priority-classes must be >= 0")
+    return args, given
+
+
+def settings(args: argparse.Namespace, given: set[str], is_bench: bool
+             ) -> tuple[TopologyConfig, dict, list[str]]:
+    """Topology, the run's options (priority_classes, realloc, release_at_zero,
+    realloc_source) and the --config notes: defaults < the file < given options."""
+    topo = dict(TOPOLOGY_DEFAULTS)
+    if is_bench:
+        topo["link_rate_bps"] = BENCH_LINK_RATE_BPS
+    opts = {k: EXPERIMENT_DEFAULTS[k] for k in APPLIED_EXPERIMENT_KEYS}
+    source = "default"
+    notes: list[str] = []
+    if args.config is not None:
+        file_topo, file_exp, notes = read_config(args.config)
+        topo.update(file_topo)
+        opts.update(file_exp)
+        if "realloc" in file_exp:
+            source = f"{args.config} [experiment] realloc"
+    for dest, key in TOPOLOGY_FLAGS.items():
+        if dest in given and getattr(args, dest) is not None:
+            topo[key] = getattr(args, dest)
+    for key in opts:
+        if key in given:
+            opts[key] = getattr(args, key)
+    if "realloc" in given:
+        source = "--realloc"
+    topo_cfg = build(TopologyConfig, topo, "topology")
+    if is_bench and topo_cfg.kind != "big_switch":
+        raise ConfigError("coflow-benchmark traces use ports: only topology big_switch")
+    return topo_cfg, {**opts, "realloc_source": source}, notes
+
+
+def read_config(path: Path) -> tuple[dict, dict, list[str]]:
+    """The keys an experiment TOML sets in [topology] and in [experiment] (those this CLI
+    applies), both validated with the suite's own schemas, and a note naming what is not
+    used. ConfigError on unknown tables or keys."""
+    data = load_toml(path)
+    for key in data:
+        if key not in TABLES:
+            raise ConfigError(f"{path}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
+    topo = dict(data.get("topology", {}))
+    _in(path, build, TopologyConfig, topo, "topology")
+    exp = dict(data.get("experiment", {}))
+    _in(path, build, ExperimentSection, {"name": path.stem, **exp}, "experiment")
+    unused = []
+    if "workload" in data:
+        unused.append("[workload] (the generator's: python -m workloads generate)")
+    runner = [f"[{t}]" for t in TABLES if t in data and t not in ("topology", "experiment",
+                                                                   "workload")]
+    runner += [f"experiment.{k}" for k in exp
+               if k not in APPLIED_EXPERIMENT_KEYS and k not in SILENT_EXPERIMENT_KEYS]
+    if runner:
+        unused.append(f"{', '.join(runner)} (the suite runner's: run_experiments.py)")
+    notes = []
+    if unused:
+        notes.append(f"note: {path}: applied [topology] and experiment."
+                     f"{{{','.join(APPLIED_EXPERIMENT_KEYS)}}}; not used by a fluid run: "
+                     + "; ".join(unused))
+    return topo, {k: exp[k] for k in APPLIED_EXPERIMENT_KEYS if k in exp}, notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, given = parse(argv)
+    err = existing_run_error(args.output, force=args.force)
+    if err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         is_bench = coflow_benchmark.looks_like(args.trace)
-        trace = coflow_benchmark.load_any(args.trace)
-        rate = args.link_rate_bps or (1e9 if is_bench else 10e9)
-        if is_bench and args.topology != "big_switch":
-            raise ConfigError("coflow-benchmark traces use ports: only --topology big_switch")
-        topo_cfg = topology_config_from_args(args, rate)
-        topo = build_topology(topo_cfg, trace.hosts)
-    except (TraceError, ConfigError) as exc:
+        topo_cfg, opts, notes = settings(args, given, is_bench)
+    except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    run = run_fluid(trace=trace, trace_path=args.trace, topology=topo, policy=args.policy,
-                    outdir=args.output, priority_classes=args.priority_classes,
-                    release_at_zero=args.release_at_zero, realloc=args.realloc)
-    print(f"policy: {run['policy']}")
-    print(f"realloc: {run['realloc']}")
+    for n in notes:
+        print(n, file=sys.stderr)
+    ensure_kernels(sys.stderr)
+    with Progress(sys.stderr, enabled=not args.no_progress) as progress:
+        progress.phase("loading the trace")
+        try:
+            trace = coflow_benchmark.load_any(args.trace)
+            topo = build_topology(topo_cfg, trace.hosts)
+        except (TraceError, ConfigError) as exc:
+            progress.write(f"error: {exc}", file=sys.stderr)
+            return 2
+        progress.write(header(args.policy, topo, topo_cfg, opts))
+        mode = opts["realloc"]
+        extra = {"realloc_source": opts["realloc_source"],
+                 "policy_default_realloc": POLICIES[args.policy].default_realloc,
+                 "config_file": str(args.config) if args.config else None}
+        run = run_fluid(trace=trace, trace_path=args.trace, topology=topo,
+                        policy=args.policy, outdir=args.output,
+                        priority_classes=opts["priority_classes"],
+                        release_at_zero=opts["release_at_zero"],
+                        realloc=None if mode == "policy" else mode, extra=extra,
+                        progress=progress)
     print(f"stages: {run['num_stages']}")
     print(f"avg_sct_s: {run['avg_sct_s']:.4f}")
     print(f"p95_sct_s: {run['p95_sct_s']:.4f}")
-    print(f"avg_cct_s: {run['avg_cct_s']:.4f}")
+    avg_cct = run["avg_cct_s"]
+    print(f"avg_cct_s: {avg_cct:.4f}" if avg_cct is not None else "avg_cct_s: none (no coflows)")
     print(f"lower_bound_avg_sct_s: {run['lower_bound_avg_sct_s']:.4f}")
-    print(f"avg_sct_over_lb: {run['avg_sct_over_lb']:.4f}")
+    ratio = run["avg_sct_over_lb"]
+    print(f"avg_sct_over_lb: {ratio:.4f}" if ratio is not None else "avg_sct_over_lb: none")
+    print(f"simulated_s: {run['simulated_s']:.4f}")
     print(f"wall_s: {run['wall_s']:.2f}")
+    print(f"records: {args.output}")
     return 0
+
+
+def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
+    """The settings of the run, 'name: value' lines, printed before it starts."""
+    mode = opts["realloc"]
+    published = POLICIES[policy].default_realloc
+    used = published if mode == "policy" else mode
+    source = opts["realloc_source"]
+    why = ("the default for every policy, as in the suite" if source == "default"
+           else f"from {source}")
+    if mode == "policy":
+        why += f": {policy}'s published mode"
+    elif used != published:
+        why += f"; {policy}'s published mode is {published}: --realloc policy"
+    k = opts["priority_classes"]
+    lines = [
+        f"policy: {policy}",
+        f"realloc: {used} ({why})",
+        f"topology: {topo.kind}, {len(topo.hosts)} hosts, links "
+        f"{topo_cfg.link_rate_bps / 1e9:g} Gbit/s"
+        + (f", {topo_cfg.hosts_per_leaf} hosts per leaf, {topo_cfg.num_spines} spines, "
+           f"oversubscription {topo_cfg.oversubscription:g}" if topo.kind == "leaf_spine" else ""),
+        f"priority_classes: {k}" + (" (unlimited)" if k == 0 else ""),
+        f"release_at_zero: {str(opts['release_at_zero']).lower()}",
+    ]
+    return "\n".join(lines)
+
+
+def _in(path, fn, *args):
+    """``fn(*args)`` with the file named in front of a ConfigError's message."""
+    try:
+        return fn(*args)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 if __name__ == "__main__":

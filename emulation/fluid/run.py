@@ -1,9 +1,19 @@
-"""One fluid run: trace file + policy + topology -> records in an output directory."""
+"""One fluid run: trace file + policy + topology -> records in an output directory.
+
+Also the command line's helpers that sit outside the simulation: the output-directory
+check (``existing_run_error``), the first-run kernel compilation notice
+(``kernels_need_compiling`` / ``ensure_kernels``) and the progress display
+(``Progress``), which only reads the simulator's state from a thread and never changes
+what is simulated or recorded.
+"""
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -14,17 +24,27 @@ from emulation.fluid.simulator import FluidSimulator
 from emulation.topology import Topology
 from workloads.trace import Trace
 
+# the files a run directory holds (both backends write them): a directory with any of
+# them holds a run, which the command lines do not overwrite without --force
+RECORD_FILES = ("run.json", "stages.csv", "coflows.csv", "flows.csv")
+COMPILE_NOTE = "compiling simulator kernels (once per machine, about a minute)..."
+
 
 def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, policy: str,
               outdir: str | Path, priority_classes: int = 8, release_at_zero: bool = False,
               realloc: str | None = None, allocation: str | None = None,
               policy_params: dict[str, Any] | None = None, lb_avg_sct_s: float | None = None,
-              extra: dict[str, Any] | None = None) -> dict[str, Any]:
+              extra: dict[str, Any] | None = None,
+              progress: "Progress | None" = None) -> dict[str, Any]:
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
 
     ``realloc=None``: the policy's published semantics (``Policy.default_realloc``);
-    run.json records the mode used and whether it was that default. ``allocation=None``:
-    the policy's own (``Policy.allocation``); run.json records the one used."""
+    run.json records the mode used (``realloc``) and ``realloc_is_policy_default``, True
+    exactly when the mode was taken from the policy because none was given (a mode
+    given explicitly records False, even if it equals the policy's). ``allocation=None``:
+    the policy's own (``Policy.allocation``); run.json records the one used.
+    ``progress``: a running ``Progress`` to tell the phases and, while simulating, the
+    simulated time and coflows done (read-only: the records are the same either way)."""
     t0 = time.perf_counter()
     pol = make_policy(policy, **(policy_params or {}))
     realloc_default = realloc is None
@@ -33,8 +53,13 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     sim = FluidSimulator(trace, topology, pol,
                          priority_classes=priority_classes, release_at_zero=release_at_zero,
                          realloc=realloc, allocation=allocation)
+    if progress is not None:
+        progress.attach(sim, trace)
+        progress.phase("simulating")
     res = sim.run()
     if lb_avg_sct_s is None:
+        if progress is not None:
+            progress.phase("lower bound")
         lb_avg_sct_s = lower_bound(trace, topology, release_at_zero=release_at_zero).avg_sct_s
     stats = summary_stats(np.array([s["sct_s"] for s in res.stages]))
     cct = np.array([c["cct_s"] for c in res.coflows]) if res.coflows else np.zeros(0)
@@ -68,4 +93,176 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         **(extra or {}),
     }
     run["wall_s"] = time.perf_counter() - t0
+    if progress is not None:
+        progress.phase("writing records")
     return write_records(outdir, stages=res.stages, coflows=res.coflows, flows=res.flows, run=run)
+
+
+# ---------------------------------------------------------------- command-line helpers
+
+def existing_run_error(outdir: str | Path, *, force: bool) -> str | None:
+    """None if a run's records may be written into ``outdir``; else a one-line reason.
+
+    A directory that already holds records (any of ``RECORD_FILES``) is refused unless
+    ``force``: the files of a different run would be replaced (or, for the files one
+    backend does not write, mixed with the new run's). Other files are no obstacle."""
+    p = Path(outdir)
+    if p.exists() and not p.is_dir():
+        return f"-o {p}: exists and is not a directory"
+    if force or not p.is_dir():
+        return None
+    held = [f for f in RECORD_FILES if (p / f).exists()]
+    if not held:
+        return None
+    return (f"{p} already holds a run ({', '.join(held)}); choose another -o directory "
+            f"or pass --force to overwrite its records")
+
+
+def _dispatchers() -> list:
+    from numba.core.registry import CPUDispatcher
+    from emulation import kernels
+    return [v for v in vars(kernels).values() if isinstance(v, CPUDispatcher)]
+
+
+def kernels_need_compiling() -> bool:
+    """True if the next run compiles numba kernels: numba's on-disk cache (``__pycache__``
+    beside ``emulation/kernels.py``, or ``NUMBA_CACHE_DIR``) has no fresh entry for some
+    kernel (a first run on this machine, ``kernels.py`` changed) or caching is off (no
+    writable cache directory). Reads only the cache index files (milliseconds); False if
+    numba's cache layout cannot be read (then nothing is claimed)."""
+    try:
+        for d in _dispatchers():
+            cache = d._cache
+            if type(cache).__name__ == "NullCache":
+                return True
+            if not cache._cache_file._load_index():
+                return True
+    except Exception:  # a numba whose cache internals differ: say nothing
+        return False
+    return False
+
+
+def ensure_kernels(stream: TextIO | None = None, *, prefix: str = "") -> float | None:
+    """Compile the kernels up front if they are not cached, saying so once on ``stream``
+    (default stderr); the seconds it took, or None if nothing needed compiling."""
+    if not kernels_need_compiling():
+        return None
+    stream = stream or sys.stderr
+    print(prefix + COMPILE_NOTE, end="", file=stream, flush=True)
+    t0 = time.perf_counter()
+    from emulation import kernels
+    kernels.warm_up()
+    took = time.perf_counter() - t0
+    print(f" done in {took:.0f} s", file=stream, flush=True)
+    return took
+
+
+class Progress:
+    """What a command-line run is doing, shown on ``stream`` from a thread that only reads.
+
+    ``phase(name)`` names the current step (loading the trace, simulating, the lower
+    bound, writing the records); while simulating, ``attach(sim, trace)`` lets it read the
+    simulated time and the coflows done from the simulator's state. Nothing is written
+    into the state, so the records are the same with or without it. On a terminal: a tqdm
+    bar that appears once the run has taken ``delay_s`` and is redrawn every ``redraw_s``,
+    removed at the end. Otherwise (a log file, a pipe): one plain line every
+    ``log_every_s``, so logs stay readable. ``write`` prints a line without breaking it."""
+
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool = True,
+                 delay_s: float = 2.0, log_every_s: float = 10.0,
+                 redraw_s: float = 0.5) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.delay_s, self.log_every_s, self.redraw_s = delay_s, log_every_s, redraw_s
+        self._phase = "starting"
+        self._state = None
+        self.total: int | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="fluid-progress", daemon=True)
+        self._bar = None
+
+    def __enter__(self) -> "Progress":
+        self._t0 = time.perf_counter()
+        self._wall0 = time.time()  # tqdm's clock
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+
+    def phase(self, name: str) -> None:
+        self._phase = name
+
+    def attach(self, sim: FluidSimulator, trace: Trace) -> None:
+        self.total = sum(j.iterations * len(j.coflows) for j in trace.jobs())
+        self._state = sim.state
+
+    def write(self, text: str, file: TextIO | None = None) -> None:
+        """Print ``text`` (default to stdout) without garbling a bar on the terminal."""
+        file = file or sys.stdout
+        with self._lock:
+            if self._bar is not None:
+                self._bar.write(text, file=file)
+            else:
+                print(text, file=file, flush=True)
+
+    def _snapshot(self) -> str:
+        st = self._state
+        if st is None or self._phase != "simulating":
+            return ""
+        done = len(st.c_job) - len(st.active_coflows)
+        return f"simulated {float(st.now):.1f} s, {done}/{self.total} coflows done"
+
+    def _loop(self) -> None:
+        if self._stop.wait(self.delay_s if self.tty else self.log_every_s):
+            return
+        while True:
+            with self._lock:
+                if self.tty:
+                    self._draw()
+                else:
+                    wall = time.perf_counter() - self._t0
+                    what = self._snapshot()
+                    print(f"progress: {self._phase}" + (f": {what}" if what else "")
+                          + f", {wall:.0f} s wall", file=self.stream, flush=True)
+            if self._stop.wait(self.redraw_s if self.tty else self.log_every_s):
+                return
+
+    def _draw(self) -> None:
+        from tqdm import tqdm
+        phase = self._phase  # read once: the main thread may move on meanwhile
+        simulating = self._state is not None and phase == "simulating"
+        if self._bar is None:
+            try:
+                cols = os.get_terminal_size(self.stream.fileno()).columns
+            except (AttributeError, OSError, ValueError):
+                cols = 0
+            # a terminal of unknown size (0 x 0) would hide the bar: assume 100 x 24
+            width = {"dynamic_ncols": True} if cols > 0 else {"ncols": 100, "nrows": 24}
+            self._bar = tqdm(file=self.stream, leave=False, mininterval=0, unit="coflow",
+                             desc=phase, bar_format=self.PLAIN, **width)
+            self._bar.start_t = self._wall0  # elapsed since the run started
+        bar = self._bar
+        if simulating and bar.total is None:
+            bar.total, bar.bar_format = self.total, None  # None: tqdm's default bar
+        elif not simulating and bar.total is not None:
+            bar.total, bar.bar_format = None, self.PLAIN
+        bar.desc = phase
+        if simulating:
+            st = self._state
+            bar.update(len(st.c_job) - len(st.active_coflows) - bar.n)
+            bar.set_postfix_str(f"simulated {float(st.now):.1f} s", refresh=False)
+        else:
+            bar.set_postfix_str("", refresh=False)
+        bar.refresh()
+
+    PLAIN = "{desc}: {elapsed}"

@@ -23,18 +23,32 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m emulation.mininet", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trace", help="JSON trace (python -m workloads generate)")
-    ap.add_argument("--policy", required=True, choices=sorted(POLICIES))
+    ap.add_argument("--policy", required=True, choices=sorted(POLICIES),
+                    help="scheduling policy (required): %(choices)s")
     add_topology_args(ap, hosts_per_leaf=2, spines=1, oversubscription=2.0)
-    ap.add_argument("--link-rate-bps", type=float, default=10e9, help="unscaled host link rate")
+    ap.add_argument("--link-rate-bps", type=float, default=10e9, metavar="BPS",
+                    help="unscaled host link rate in bits per second (default 10e9 = "
+                         "10 Gbit/s; emulated at BPS x --rate-scale)")
     ap.add_argument("--priority-classes", type=int, default=8, choices=range(1, 9), metavar="K",
                     help="strict-priority classes per port, 1..8 (default 8)")
     ap.add_argument("--rate-scale", type=float, default=0.003,
                     help="emulated link rate / real link rate (default 0.003: 10G -> 30M)")
     ap.add_argument("--time-scale", type=float, default=2.0,
                     help="emulated seconds per trace second (default 2)")
-    ap.add_argument("--no-capture", action="store_true", help="skip tcpdump capture")
-    ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--no-capture", action="store_true",
+                    help="skip the tcpdump capture (and the capture-derived records)")
+    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+                    help="directory for the records (created); refused if it already "
+                         "holds a run, unless --force")
+    ap.add_argument("--force", action="store_true",
+                    help="write into OUTDIR even if it holds a run (its record files are "
+                         "replaced)")
     args = ap.parse_args(argv)
+    from emulation.fluid.run import existing_run_error
+    err = existing_run_error(args.output, force=args.force)
+    if err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     why = require_root()
     if why:
         print(f"error: {why}", file=sys.stderr)
