@@ -163,7 +163,7 @@ def test_maxmin_default_weight_and_weight_checks():
 def test_madd_with_a_coflow_that_has_nothing_left():
     """Coflow 0 (rank 0) has 0 bytes left, coflow 1 (rank 1) 4 bytes on the same
     10 B/s link: MADD gives coflow 1 its 4 / (4 / 10) = 10 B/s, nothing is left for the
-    backfill, so coflow 0 gets 0 (it used to divide by a zero bottleneck time)."""
+    backfill, so coflow 0 gets 0 (no division by its zero bottleneck time)."""
     cap = np.array([10.0, np.inf])
     paths = np.array([[0, 1]])
     rate = allocation.madd(np.array([0, 0]), paths, np.array([0.0, 4.0]), np.array([0, 1]), cap)
