@@ -1,5 +1,5 @@
-"""The view's stage loads (compiled, sparse) equal the dense numpy formulation they
-replaced, bit for bit, at every decision of HPO runs (jobs in flight, computing, done)."""
+"""The view's stage loads (compiled, sparse) equal the dense numpy formulation, bit for
+bit, at every decision of HPO runs (jobs in flight, computing, done)."""
 import numpy as np
 import pytest
 
