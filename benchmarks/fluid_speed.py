@@ -32,8 +32,9 @@ Each simulation runs in a fresh child process (so peak RSS is its own). The time
 generating the trace, and not loading the compiled kernels: the child loads them from
 numba's on-disk cache before the clock starts. Two first rows time what a process pays
 once before simulating: compiling the kernels with that cache disabled (once per
-machine) and loading them from the cache (once per process; 0.4-0.65 s here, which a
-single command-line run adds to the row's time and a sweep in one process pays once).
+machine) and loading them from the cache (once per process; 0.4-0.65 s on the 2-core
+shared machine, which a single command-line run adds to the row's time and a sweep in one
+process pays once).
 Columns: median, target and median / target (< 1 meets it), and "x ref" = median / the
 median of the group's named reference row in the same run (printed below the table), so
 rows compare within one run on one machine.
@@ -217,7 +218,7 @@ def main() -> int:
                     help="leave out the 1,024-host cluster rows (the longest part)")
     ap.add_argument("--queues-offline", action="store_true",
                     help="add offline Sincronia on FB with realloc=queues (the setting of "
-                         "docs/sincronia-check.md; about 19 minutes per repetition here)")
+                         "docs/sincronia-check.md; about 19 minutes per repetition on a 2-core machine)")
     args = ap.parse_args()
     if args.reps < 1:
         ap.error("--reps must be >= 1")

@@ -5,8 +5,8 @@ Inputs follow ``allocation.py``: flows are given by path id ``pid`` into ``path_
 (paths x P, padded with the dummy link ``nl - 1`` of infinite capacity); ``cap`` holds
 capacities in bytes/s with the dummy last; ``ptr, owners`` is the link -> paths index of
 ``allocation.link_index``. Each kernel does the same floating-point operations in the
-same order as the numpy formulation it replaced (kept in ``tests/reference_allocation.py``
-and compared on random inputs), so results do not depend on which one ran.
+same order as the numpy formulation of ``tests/reference_allocation.py`` (compared on
+random inputs), so results do not depend on which one ran.
 
 Why compiled: progressive filling needs one round per distinct bottleneck level (about 45
 on the FB trace) and the FB trace under exact per-flow fair sharing has 43,966 rate
@@ -1325,8 +1325,8 @@ def bssi_back(X, w, link_load, tie):
     """Bottleneck-Select-Scale-Iterate (``emulation/scheduler/bssi.py``): the items' order
     from last to first. ``X`` (N x L capacity-normalised loads), ``w`` (weights, consumed),
     ``link_load`` (X summed over items, computed by the caller with numpy; consumed).
-    Element for element the operations of the numpy formulation it replaced, so the same
-    order; O(N (N + L)) without per-step interpreter overhead."""
+    Element for element the operations of its numpy formulation
+    (``tests/reference_allocation.py``), so the same order; O(N (N + L)) without per-step interpreter overhead."""
     n, L = X.shape
     back = np.empty(n, dtype=np.int64)
     nb = 0
@@ -1389,8 +1389,8 @@ def stage_link_bytes(jobs, s_row, full, inflight_t, cur_row, j_ptr, j_idx, j_val
     iterations of the job's per-iteration loads (CSR ``j_ptr/j_idx/j_val``), plus for a
     job in flight (``inflight_t[k]`` = its template, else -1) the templates after it (CSR
     ``t_*``) and its coflow's remaining bytes (row ``cur_row[k]`` of ``clb``, -1 if none).
-    Per (job, link) the same sum in the same order as the dense numpy formulation it
-    replaced, and stage rows accumulate jobs in order; entries that are zero there are
+    Per (job, link) the same sum in the same order as the dense numpy formulation
+    (``tests/test_view_loads.py``), and stage rows accumulate jobs in order; entries that are zero there are
     skipped here (adding 0.0 changes nothing), so the cost follows the links each job
     touches, not jobs x links."""
     out = np.zeros((num_stages, nl))

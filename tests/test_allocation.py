@@ -3,8 +3,8 @@
 - Max-min fairness by its bottleneck characterisation: rates are feasible and every flow
   crosses a saturated link on which no flow has a higher rate.
 - Strict priority: each class is max-min fair on what the higher classes left.
-- The kernels give the same rates as the numpy formulation they replaced
-  (``tests/reference_allocation.py``), priority and MADD alike.
+- The kernels give the same rates as the numpy formulation of
+  ``tests/reference_allocation.py``, priority and MADD alike.
 """
 import numpy as np
 import pytest
@@ -117,7 +117,7 @@ def test_rounding_dust_leaves_a_full_link_full():
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_compiled_bssi_matches_the_numpy_formulation(data):
-    """Same order as the numpy BSSI loop it replaced, ties and zero loads included (loads
+    """Same order as the reference numpy BSSI loop, ties and zero loads included (loads
     drawn from a few values so that equal ratios and equal link loads are common)."""
     from emulation.scheduler.bssi import bssi_order
     n = data.draw(st.integers(1, 12))
@@ -163,7 +163,7 @@ def test_maxmin_default_weight_and_weight_checks():
 def test_madd_with_a_coflow_that_has_nothing_left():
     """Coflow 0 (rank 0) has 0 bytes left, coflow 1 (rank 1) 4 bytes on the same
     10 B/s link: MADD gives coflow 1 its 4 / (4 / 10) = 10 B/s, nothing is left for the
-    backfill, so coflow 0 gets 0 (it used to divide by a zero bottleneck time)."""
+    backfill, so coflow 0 gets 0 (no division by its zero bottleneck time)."""
     cap = np.array([10.0, np.inf])
     paths = np.array([[0, 1]])
     rate = allocation.madd(np.array([0, 0]), paths, np.array([0.0, 4.0]), np.array([0, 1]), cap)
@@ -186,7 +186,7 @@ def test_negative_classes_and_ranks_are_rejected():
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_compiled_effective_bottleneck_matches_numpy(data):
-    """Varys's Gamma through the kernel equals the numpy expression it replaced, on a
+    """Varys's Gamma through the kernel equals the plain numpy expression, on a
     read-only, non-contiguous slice like the view's coflow_link_bytes."""
     from emulation import kernels
     C, L = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 6))

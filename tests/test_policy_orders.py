@@ -3,9 +3,9 @@
 Views are built by hand (``make_view``), so every expected order is derived here from the
 policy's published rule, not read from a run. Sections: Varys (SEBF), FIFO-LM (threshold
 and its default), online Sincronia (reorder points), Fair, and, in the clearly marked
-last section, the Beamer reconstruction of DESIGN.md section 4 (stage order by BSSI on
-stage loads with weights; jobs by longest remaining critical path; stage-only ablation:
-jobs FIFO inside a stage).
+last section, the stage-level reconstruction ``beamer-sbssi`` (``docs/design.md``,
+section 5.3: stage order by BSSI on stage loads with weights; jobs by longest remaining
+critical path; ``beamer-stage-only``: jobs FIFO inside a stage).
 """
 import numpy as np
 import pytest
@@ -273,10 +273,11 @@ def test_view_fields_are_lazy_cached_read_only_and_checked():
 
 
 # =========================================================================== BEAMER
-# Beamer reconstruction (DESIGN.md section 4): stage order by BSSI on the stages' remaining
-# bytes with their weights; inside a stage, jobs by longest remaining critical path;
-# ``BeamerStageOnly``: jobs in FIFO (trace) order inside a stage. These tests import the
-# classes directly so they keep testing the reconstruction whatever the registry calls it.
+# Stage-level reconstruction ``beamer-sbssi`` (docs/design.md, section 5.3): stage order
+# by BSSI on the stages' remaining bytes with their weights; inside a stage, jobs by
+# longest remaining critical path; ``BeamerStageOnly``: jobs in FIFO (trace) order inside a
+# stage. These tests import the classes directly so they keep testing the reconstruction
+# whatever the registry calls it.
 # ===========================================================================
 from emulation.scheduler.beamer import BeamerSBSSI as Beamer, BeamerStageOnly  # noqa: E402
 

@@ -51,7 +51,7 @@ def _toml_strings(obj):
 
 
 def test_detector_flags_outside_paths():
-    """The check itself: it must catch the forms the project used before data/ existed."""
+    """The check itself: it must catch the forms a path to a folder beside the clone takes."""
     up = "../.."  # split so that this file's own literals do not match
     assert python_hits('FB = REPO.parent / "sha' + 'red" / "data" / "x.txt"')
     assert python_hits(f'p = "{up}/sha' + 'red/data/FB2010-1Hr-150-0.txt"')

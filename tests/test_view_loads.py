@@ -1,5 +1,5 @@
-"""The view's stage loads (compiled, sparse) equal the dense numpy formulation they
-replaced, bit for bit, at every decision of HPO runs (jobs in flight, computing, done)."""
+"""The view's stage loads (compiled, sparse) equal the dense numpy formulation, bit for
+bit, at every decision of HPO runs (jobs in flight, computing, done)."""
 import numpy as np
 import pytest
 
@@ -11,8 +11,9 @@ from workloads.generator import WorkloadConfig, generate
 
 
 def dense_stage_link_bytes(st):
-    """The numpy code of the view before the kernel (per job: whole remaining iterations,
-    templates after the in-flight one, the in-flight coflow's remaining bytes)."""
+    """The view's stage loads in plain numpy, the dense formulation the kernel must match
+    bit for bit (per job: whole remaining iterations, templates after the in-flight one,
+    the in-flight coflow's remaining bytes)."""
     cids = np.fromiter(st.active_coflows, dtype=np.int64, count=len(st.active_coflows))
     stages = np.fromiter(st.active_stages, dtype=np.int64, count=len(st.active_stages))
     s_local = {int(s): i for i, s in enumerate(stages)}

@@ -3,7 +3,8 @@
 ``WorkloadConfig`` is the ``[workload]`` table of an experiment TOML; ``generate(cfg)``
 turns it into a ``Trace``. Same config (seed included) -> byte-identical trace.
 
-Modelling choices (see docs/workloads.md for the rationale):
+Modelling choices (``docs/design.md``, section 4.1; their reasons: ``docs/design-notes.md``,
+"Workloads"):
 - Apps arrive as a Poisson process of rate ``arrival_rate_per_s``; the first at t = 0.
 - Each app tunes one model (drawn from ``models``) with one trial size (GPUs per trial,
   drawn from ``gpu_mix``, default 2, 4 or 8 with equal weight: every app communicates;

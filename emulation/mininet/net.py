@@ -1,7 +1,8 @@
 """Build a Mininet network from a pure-data ``Topology``; tear it down on every exit path.
 
-Switches are ``LinuxBridge`` (no Open vSwitch module here), no controller; every link is a
-veth pair. Every egress (each switch port and each host NIC) gets the HTB strict-priority
+Switches are ``LinuxBridge`` (the kernel of the 2-core shared machine the backend is built
+for has no Open vSwitch: ``zcat /proc/config.gz | grep OPENVSWITCH``), no controller; every
+link is a veth pair. Every egress (each switch port and each host NIC) gets the HTB strict-priority
 queues of ``qos.py`` at the link's ``rate_bps`` (times the run's rate scale). Offloads
 (TSO/GSO/GRO) are switched off so HTB and the capture see wire-sized packets; links use
 9000-byte jumbo frames so headers cost 0.7% of the rate and the packet rate stays low.

@@ -7,7 +7,9 @@ first, which is strict priority for traffic above the small guarantees. u32 filt
 class: class k is TOS ``(k + 1) << 2`` (DSCP k + 1); unmarked traffic falls into the
 default class, the lowest priority. Small packets (IP total length < 128 bytes: TCP ACKs,
 handshakes) go to the top class so a high-priority flow's ACKs never queue behind bulk
-data. The kernel here has HTB, pfifo and u32 (no prio/netem/fq_codel/sfq qdiscs).
+data. The kernel of the 2-core shared machine the backend is built for has HTB, pfifo and
+u32, and no prio, netem, fq_codel or sfq qdisc (``zcat /proc/config.gz | grep -E
+'NET_SCH_|NET_CLS_U32'``).
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ QUEUE_PACKETS = 64
 # Guaranteed share of every class. Strict priority would starve lower classes completely;
 # TCP then backs its retransmission timer off for seconds and idles long after the flow is
 # promoted. A small guarantee keeps the ACK clock of starved flows alive (like pFabric's
-# probe mode). 0.2% leaves the top class >= 98.6% of the link with all 8 classes busy; the
-# 1% used before took 4.5% of the port from the top class on the testbed (run.json
+# probe mode). 0.2% leaves the top class >= 98.6% of the link with all 8 classes busy; a
+# 1% guarantee took 4.5% of the port from the top class on the testbed (run.json
 # priority_isolation.lower_share) and was no better for fidelity (docs/testbed.md).
 MIN_SHARE = 0.002
 # Guaranteed share of the control class (ACKs are ~0.5% of the data rate at 9000-byte frames).

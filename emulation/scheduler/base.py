@@ -16,10 +16,10 @@ Arrays of the view are numpy, read-only, aligned by index:
   bytes that still have to cross each link).
 - stages ``S``: ``stage_ids``, ``stage_weight``, ``stage_start_s``, ``stage_link_bytes``
   (S x L: bytes every remaining iteration of every job of the stage still puts on each
-  link, the in-flight coflow's remainder included; Beamer's ``R_s``), ``stage_followed``
-  (bool: the tuner's plan certainly starts another stage of the same tuning job when this
-  one completes, as the next rung of SHA / Hyperband; what a tuner knows in advance, not
-  which trials survive: ``workloads.hpo.planned_successors``).
+  link, the in-flight coflow's remainder included: ``R_s`` of ``beamer-sbssi``),
+  ``stage_followed`` (bool: the tuner's plan certainly starts another stage of the same
+  tuning job when this one completes, as the next rung of SHA / Hyperband; what a tuner
+  knows in advance, not which trials survive: ``workloads.hpo.planned_successors``).
 - jobs ``J``: ``job_ids``, ``job_stage``, ``job_remaining_iterations``,
   ``job_critical_path_s`` (remaining iterations x (compute + uncontended sync time)),
   ``job_link_bytes`` (J x L: bytes every remaining iteration of the job still puts on each

@@ -36,8 +36,8 @@ item: ``p_a = sum_s R_s[l] / C_l`` on link l, ``E_a >= r_a + sum_s B_s`` (the ch
 its stages one after the other), and Queyranne's inequalities hold for the apps' work on
 each link exactly as for stages. Apps that are not chains contribute their free stages
 as items and their dependent stages' ``B_s``. The stage LP sees each dependent stage
-alone, so it is loose on chains (issue: it ignored that a delayed rung pushes the rest
-of its tuning job back); the chain LP is not always larger, so the bound is the larger.
+alone, so it is loose on chains (it does not see that a delayed rung pushes the rest of
+its tuning job back); the chain LP is not always larger, so the bound is the larger.
 
 The reported figure is the unweighted mean of the SCTs (the LPs use unit weights).
 """
