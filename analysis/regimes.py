@@ -8,7 +8,7 @@ is the mean of those per-run ratios over its scenarios and seeds (each scenario 
 same number of seeds, so this is also the mean of the per-scenario means).
 
 Writes ``tables/regimes.csv`` (per regime and policy) and ``tables/regime_scenarios.csv``
-(per scenario), the figure ``regimes_vs_sincronia`` and the summary section with the
+(per scenario), the figure ``regime_ratios`` and the summary section with the
 stated criteria for ``beamer`` and their verdicts.
 """
 from __future__ import annotations
@@ -100,7 +100,7 @@ def regimes_figure(table: pd.DataFrame, reference: str, out: Path,
     ax.legend(fontsize=8, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(f"{reference} against each policy by tuner regime (< 1: {reference} faster)\n"
                  + _interval_note(data["runs"], "runs (scenarios x seeds)"), fontsize=9)
-    return _save(fig, out, "regimes_vs_sincronia", data)
+    return _save(fig, out, "regime_ratios", data)
 
 
 def _f(v, fmt=".3f") -> str:
@@ -134,7 +134,7 @@ def regime_section(runs: pd.DataFrame, stages: pd.DataFrame, tables: Path, figs:
         f"{reference} faster); p99 / fair: {reference}'s p99 SCT / fair's; tuning job: "
         f"{reference}'s average tuning-job completion time / {BASELINE}'s. Per scenario: "
         "`tables/regime_scenarios.csv`; with 95% CIs: `tables/regimes.csv` and the figure "
-        "`regimes_vs_sincronia`.", "",
+        "`regime_ratios`.", "",
         "| regime | runs | " + " | ".join(f"/ {p}" for p in others)
         + f" | p99 / fair | tuning job / {BASELINE} | {reference} /LB |",
         "|---|---|" + "---|" * (len(others) + 3)]

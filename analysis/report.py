@@ -105,7 +105,11 @@ def make_report(results: Path, reference: str | None = None) -> Path:
     from analysis.reproduction import write_reproduction
     repro_lines, repro_figs = write_reproduction(runs, tables, figs)
     figure_paths += repro_figs
-    packet_lines = repro_lines + write_packet_tables(runs, tables, ref)
+    from analysis.paired import paired_section
+    from analysis.reproduction import run_ratios
+    paired_lines, paired_figs = paired_section(run_ratios(runs), tables, figs, ref, st)
+    figure_paths += paired_figs
+    packet_lines = repro_lines + paired_lines + write_packet_tables(runs, tables, ref)
     # ---
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
     figure_paths += regime_figs

@@ -197,17 +197,19 @@ def ordering_view(rng: np.random.Generator, S: int = 500, C: int = 2000, L: int 
     clb = np.zeros((C, L))
     for c in range(C):
         clb[c, rng.choice(L, 8, replace=False)] = rng.uniform(1e6, 1e9, 8)
+    jlb = np.zeros((J, L))
+    jlb[coflow_job] = clb * rng.integers(1, 20, (C, 1))
     slb = np.zeros((S, L))
-    np.add.at(slb, coflow_stage, clb * rng.integers(1, 20, (C, 1)))
+    np.add.at(slb, job_stage, jlb)
     return View(now_s=0.0, coflow_ids=tuple(f"c{i}" for i in range(C)),
                 stage_ids=tuple(f"s{i}" for i in range(S)), job_ids=tuple(f"j{i}" for i in range(J)),
                 capacity_bps=np.full(L, 10e9), coflow_stage=coflow_stage, coflow_job=coflow_job,
                 coflow_release_s=rng.uniform(0, 100, C), coflow_seq=np.arange(C),
                 coflow_size_bytes=clb.sum(1), coflow_sent_bytes=np.zeros(C),
                 coflow_link_bytes=clb, stage_weight=np.ones(S), stage_start_s=np.zeros(S),
-                stage_link_bytes=slb, job_stage=job_stage,
+                stage_link_bytes=slb, stage_followed=rng.random(S) < 0.5, job_stage=job_stage,
                 job_remaining_iterations=rng.integers(1, 50, J),
-                job_critical_path_s=rng.uniform(0, 100, J))
+                job_critical_path_s=rng.uniform(0, 100, J), job_link_bytes=jlb)
 
 
 def main() -> int:

@@ -7,6 +7,7 @@ to the best static order found is the measured headroom; the best found is itsel
 an upper bound on the optimum, and the lower bound a lower one.
 
     python scripts/headroom.py --seeds 1 2 3 4 5 6 --evals 120 -o results/headroom.csv
+    python scripts/headroom.py --tuner asha --seeds 1 2 3 4 5 6 --evals 120   # ASHA instances
 
 Static orders are evaluated with unlimited priority classes (K = 0: each stage its own
 class), the policies with the default K = 8. Prints a table and writes one CSV row per
@@ -36,6 +37,10 @@ INSTANCE = dict(num_apps=4, arrival_rate_per_s=1.0, algorithm="hyperband", max_r
                 eta=3, iterations_per_unit=2,
                 models={"vgg16": 1.0, "resnet50": 1.0, "bert_base": 1.0},
                 gpu_mix={"2": 1.0, "4": 1.0}, num_hosts=8)
+# --tuner: the instance's tuner and its parameters (small enough for the search)
+TUNERS = {"hyperband": {},
+          "asha": {"algorithm": "asha", "asha_num_trials": 4, "eta": 2},
+          "random": {"algorithm": "random", "random_num_trials": 3, "random_budget": 2.0}}
 LINK_RATE_BPS = 10e9
 
 
@@ -92,6 +97,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     ap.add_argument("--evals", type=int, default=150, help="static orders evaluated per instance")
     ap.add_argument("--policies", nargs="+", choices=sorted(POLICIES), default=sorted(POLICIES))
+    ap.add_argument("--tuner", choices=sorted(TUNERS), default="hyperband",
+                    help="the instances' tuner (default: hyperband, R = 3)")
     ap.add_argument("-o", "--output", type=Path, help="CSV file for the rows")
     args = ap.parse_args(argv)
     if args.evals < 1:
@@ -99,7 +106,8 @@ def main(argv=None) -> int:
     rows = []
     for seed in args.seeds:
         t0 = time.time()
-        trace = generate(build(WorkloadConfig, {**INSTANCE, "seed": seed}, "workload"))
+        trace = generate(build(WorkloadConfig, {**INSTANCE, **TUNERS[args.tuner], "seed": seed},
+                               "workload"))
         topo = big_switch(INSTANCE["num_hosts"], LINK_RATE_BPS)
         lb = lower_bound(trace, topo).avg_sct_s
         best, seq, n = search(trace, topo, evals=args.evals, seed=seed)

@@ -63,7 +63,7 @@ TARGETS: dict[str, tuple[list[str], list[str] | None]] = {
     "emulation/scheduler/base.py": (SCHED_TESTS, None),
     "emulation/scheduler/bssi.py": (["tests/test_bssi.py", "tests/test_policy_orders.py"], None),
     "emulation/scheduler/beamer.py": (["tests/test_policy_orders.py", "tests/test_fluid_exact.py",
-                                       "tests/test_beamer.py"], None),
+                                       "tests/test_beamer.py", "tests/test_beamer_hybrid.py"], None),
     "emulation/scheduler/fair.py": (SCHED_TESTS, None),
     "emulation/scheduler/fifo_lm.py": (SCHED_TESTS, None),
     "emulation/scheduler/sincronia.py": (SCHED_TESTS + ["tests/test_beamer.py"], None),

@@ -61,9 +61,10 @@ def test_a_compute_timer_between_flow_completions_hands_back():
 
 def test_only_policies_that_declare_it_skip_decisions():
     declared = {n for n, cls in POLICIES.items() if cls.same_decision_at_flow_completions}
-    # the others read bytes sent or remaining; sincronia (and beamer, which only changes
-    # its weights) reorder only when the set of active coflows changes
-    assert declared == {"fair", "sincronia", "beamer"}
+    # the others read bytes sent or remaining; sincronia, beamer-coflow (which only changes
+    # its weights) and beamer (which caches its order by coflow set) reorder only when
+    # the set of active coflows changes
+    assert declared == {"fair", "sincronia", "beamer", "beamer-coflow"}
     t = tiny_trace([{"id": "A", "stages": [{"id": "A", "jobs": [
         {"id": "A", "coflows": [[(0, 1, 1), (0, 2, 2), (0, 3, 3)]]}]}]}])
     sim, _ = _run(t, big_switch(HOSTS, 8.0), reuse=True, policy="beamer-sbssi")

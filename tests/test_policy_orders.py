@@ -43,9 +43,12 @@ def make_view(*, capacity_bps, coflows, stages=None, jobs=None, now_s=0.0):
         stage_weight=np.array([s.get("weight", 1.0) for s in stages], dtype=float),
         stage_start_s=np.zeros(len(stages)),
         stage_link_bytes=np.array([s["link_bytes"] for s in stages], dtype=float).reshape(-1, L),
+        stage_followed=np.array([s.get("followed", False) for s in stages], dtype=bool),
         job_stage=np.array([j["stage"] for j in jobs], dtype=np.int64),
         job_remaining_iterations=np.array([j.get("iters", 1) for j in jobs], dtype=np.int64),
         job_critical_path_s=np.array([j.get("cp_s", 0.0) for j in jobs], dtype=float),
+        job_link_bytes=np.array([j.get("link_bytes", np.zeros(L)) for j in jobs],
+                                dtype=float).reshape(-1, L),
     )
 
 

@@ -76,7 +76,8 @@ def traces():
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trace=traces(), topo=st.sampled_from(["big_switch", "leaf_spine"]),
-       policy=st.sampled_from(["sincronia", "beamer", "beamer-stage-only", "fifo_lm"]),
+       policy=st.sampled_from(["sincronia", "beamer", "beamer-coflow", "beamer-stage-only",
+                              "fifo_lm"]),
        classes=st.sampled_from([0, 2, 8]), at_zero=st.booleans())
 def test_random_traces_identical_with_and_without_the_compiled_loop(trace, topo, policy,
                                                                     classes, at_zero):

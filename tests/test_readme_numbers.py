@@ -1,12 +1,13 @@
 """The README's headline numbers are the records' numbers: every cell of its result tables
-is recomputed here from the committed run records (results/*/*/run.json, stages.csv) with
-the analysis functions, not copied from summary.md."""
+(by tuner regime, congestion family) is recomputed from the committed run records
+(results/*/*/stages.csv) with the analysis functions, not copied from summary.md."""
 from pathlib import Path
 
 import pytest
 
 from analysis.load import load_runs, load_stages
-from analysis.metrics import normalised, policy_ratios, run_metrics
+from analysis.metrics import policy_ratios, run_metrics
+from analysis.regimes import per_run_ratios, regime_table
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,28 +31,35 @@ def records():
     return runs, load_stages(runs)
 
 
-def test_headline_table_matches_the_records(records):
-    runs, _ = records
-    norm = normalised(runs).set_index(["experiment", "scenario", "policy"])
-    rows = markdown_table((REPO / "README.md").read_text(), "## Headline results")
-    assert len(rows) >= 10
+def test_regime_table_matches_the_records(records):
+    _, stages = records
+    reg = stages[stages["experiment"].str.startswith("regime-")]
+    table = regime_table(per_run_ratios(reg, "beamer")).set_index(["regime", "policy"])
+    rows = markdown_table((REPO / "README.md").read_text(), "## Results by tuner regime")
+    assert {r["regime"] for r in rows} == {"random", "asha", "sha", "hyperband", "mix"}
     for r in rows:
-        key = (r["experiment"], r["scenario"])
-        assert float(r["beamer avg SCT (s)"]) == pytest.approx(
-            norm.loc[key + ("beamer",), "avg_sct_s_mean"], abs=0.0051), key
+        reg_name = r["regime"]
+        assert int(r["runs"]) == table.loc[(reg_name, "sincronia"), "runs"]
         for col, cell in r.items():
-            if col.startswith("vs ") and cell != "-":
-                want = 100 * norm.loc[key + (col[3:],), "reduction_mean"]
-                assert float(cell.rstrip("%")) == pytest.approx(want, abs=0.051), (key, col)
+            if col.startswith("/ "):
+                assert float(cell) == pytest.approx(
+                    table.loc[(reg_name, col[2:]), "avg_ratio_mean"], abs=0.00051), (reg_name, col)
+        assert float(r["p99 / fair"]) == pytest.approx(
+            table.loc[(reg_name, "fair"), "p99_ratio_mean"], abs=0.0051)
+        assert float(r["tuning job / sincronia"]) == pytest.approx(
+            table.loc[(reg_name, "sincronia"), "job_ratio_mean"], abs=0.00051)
 
 
 def test_congestion_table_matches_the_records(records):
     runs, stages = records
     cong = stages[stages["experiment"].str.startswith("cong-")]
-    ratio = policy_ratios(run_metrics(cong), policy="beamer",
-                          baselines=["sincronia", "varys", "fair", "fifo_lm", "beamer-sbssi",
-                                     "beamer-stage-only"])
+    per_run = run_metrics(cong)
+    ratio = policy_ratios(per_run, policy="beamer",
+                          baselines=["sincronia", "beamer-coflow", "varys", "fair", "fifo_lm",
+                                     "beamer-sbssi", "beamer-stage-only"])
     ratio = ratio.set_index(["experiment", "scenario"])
+    p99 = policy_ratios(per_run, policy="beamer", baselines=["fair"], metric="p99_sct_s") \
+        .set_index(["experiment", "scenario"])
     rows = markdown_table((REPO / "README.md").read_text(), "### Congestion family")
     assert len(rows) == len(ratio)
     for r in rows:
@@ -59,3 +67,4 @@ def test_congestion_table_matches_the_records(records):
         for col, cell in r.items():
             if col.startswith("/ "):
                 assert float(cell) == pytest.approx(ratio.loc[key, col[2:]], abs=0.00051), (key, col)
+        assert float(r["p99 / fair"]) == pytest.approx(p99.loc[key, "fair"], abs=0.0051), key

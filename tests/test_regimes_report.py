@@ -67,5 +67,5 @@ def test_section_writes_its_tables_and_figure(tmp_path):
     assert any(p.suffix == ".png" for p in figs)
     row = next(l for l in lines if l.startswith("| random |"))
     assert "0.750" in row and "1.50" in row  # / sincronia and beamer / LB
-    data = pd.read_csv(tmp_path / "regimes_vs_sincronia.csv")
+    data = pd.read_csv(tmp_path / "regime_ratios.csv")
     assert set(data["policy"]) == {"sincronia", "fair"}

@@ -26,9 +26,8 @@ scheduler between its decisions, neither Varys as published nor priority queues)
 Flows end at their exact times in every mode.
 
 Events that only complete flows under kept classes (``"queues"``, or ``"flow"`` with a
-policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincronia and
-``beamer``) run in
-compiled loops that recompute the rates with the same arithmetic as the Python path:
+policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincronia,
+``beamer`` and ``beamer-coflow``) run in compiled loops that recompute the rates with the same arithmetic as the Python path:
 ``kernels.flow_events`` for one class, ``kernels.queue_events`` for several.
 ``reuse_decisions=False`` takes the Python path instead (and, under ``"flow"``, asks the
 policy every time): the reference the tests compare with; so does a subclass that

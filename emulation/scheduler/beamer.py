@@ -26,11 +26,12 @@ numbers: ``docs/beamer.md``) treats a stage by what follows it in the tuner's pl
 The order is recomputed when the set of active coflows changes (Sincronia's online rule)
 and kept between such events.
 
-Ablations: ``beamer-coflow`` (step 1 alone for every stage); ``beamer-sbssi`` (the design's
-reconstruction: every stage ranked whole by BSSI over its full remaining load, every
-remaining iteration of every job, ``view.stage_link_bytes``; jobs by critical path;
-coflow order = (stage rank, job rank, release order), recomputed at every event);
-``beamer-stage-only`` (Grouper-like: the same stage order, jobs in FIFO order).
+Ablations (``docs/design.md`` section 5.3): ``beamer-coflow`` (step 1 alone for every
+stage); ``beamer-sbssi`` (the reconstruction of the original design: every stage ranked
+whole by BSSI over its full remaining load, every remaining iteration of every job,
+``view.stage_link_bytes``; jobs by critical path; coflow order = (stage rank, job rank,
+release order), recomputed at every event); ``beamer-stage-only`` (Grouper-like: the same
+stage order, jobs in FIFO order).
 """
 from __future__ import annotations
 

@@ -1,0 +1,145 @@
+"""Paired statistics of packet-level repetitions: is one policy faster than another?
+
+For every packet-level experiment (and scenario and seed) with repeated runs, and every
+other policy P, the ratio reference avg SCT / P's avg SCT is taken per repetition (the
+runs with the same repetition index run the same trace one after the other, so they see
+alike conditions), then its mean and a 95% percentile-bootstrap confidence interval of
+that mean (``BOOTSTRAP_RESAMPLES`` resamples of the repetitions, seeded, so reruns of the
+analysis give the same interval), next to the fluid twin's ratio on the same trace. No
+interval is drawn from fewer than ``MIN_REPS`` repetitions.
+
+Writes ``tables/paired_ratios.csv``, the figure ``paired_ratios`` and the summary section
+(with, for ``beamer`` vs ``sincronia``, whether the interval excludes 1 and the mean is
+within ``TWIN_TOLERANCE`` of the twin's ratio).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from analysis.load import write_table
+from analysis.plots import _save, _styles
+from analysis.policies import Style, policy_order
+
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
+MIN_REPS = 3
+TWIN_TOLERANCE = 0.05  # |emulated mean ratio - twin ratio| for the beamer vs sincronia check
+KEY = ["experiment", "scenario", "workload_seed"]
+
+
+def bootstrap_ci95(x: np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
+                   seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """95% percentile-bootstrap interval of the mean of ``x`` (NaNs for < 2 values)."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def paired_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """One row per (experiment, scenario, seed, other policy): repetitions paired, the
+    per-repetition ratios, their mean, bootstrap CI (>= MIN_REPS repetitions) and the
+    twin's ratio. ``per_run`` is ``analysis.reproduction.run_ratios``' table."""
+    rows = []
+    for key, g in per_run.groupby(KEY, sort=False):
+        emu = g.pivot_table(index="repetition", columns="policy", values="avg_sct_emulated_s")
+        twin = g.groupby("policy")["avg_sct_twin_s"].first()
+        if reference not in emu:
+            continue
+        for other in policy_order(emu.columns):
+            if other == reference:
+                continue
+            pair = emu[[reference, other]].dropna()
+            r = (pair[reference] / pair[other]).to_numpy()
+            if not len(r):
+                continue
+            lo, hi = bootstrap_ci95(r) if len(r) >= MIN_REPS else (float("nan"), float("nan"))
+            rows.append({**dict(zip(KEY, key)), "reference": reference, "policy": other,
+                         "repetitions": len(r), "ratio_mean": float(r.mean()),
+                         "ci95_low": lo, "ci95_high": hi,
+                         "twin_ratio": float(twin[reference] / twin[other]),
+                         "ratios": " ".join(f"{v:.4f}" for v in r)})
+    return pd.DataFrame(rows)
+
+
+def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None = None
+                  ) -> list[Path]:
+    """Per experiment, per other policy: the emulated mean ratio with its bootstrap
+    interval, and the twin's ratio as an open marker."""
+    exps = list(dict.fromkeys(pr["experiment"]))
+    pols = policy_order(pr["policy"])
+    st = _styles(pols, styles)
+    fig, axes = plt.subplots(1, len(exps), figsize=(4.2 * len(exps) + 1, 3.8), squeeze=False,
+                             sharey=True)
+    rows = []
+    for ax, exp in zip(axes[0], exps):
+        d = pr[pr["experiment"] == exp].set_index("policy").reindex(pols).dropna(subset=["ratio_mean"])
+        x = np.arange(len(d))
+        for i, (p, r) in enumerate(d.iterrows()):
+            has_ci = np.isfinite(r["ci95_low"])
+            yerr = [[r["ratio_mean"] - r["ci95_low"]], [r["ci95_high"] - r["ratio_mean"]]] \
+                if has_ci else None
+            ax.errorbar(i, r["ratio_mean"], yerr=yerr, fmt=st[p].marker, color=st[p].colour,
+                        capsize=3, markersize=7, label="emulated" if i == 0 else None)
+            ax.plot(i + 0.22, r["twin_ratio"], marker=st[p].marker, markerfacecolor="none",
+                    color=st[p].colour, markersize=7, linestyle="none",
+                    label="fluid twin" if i == 0 else None)
+            rows.append({"experiment": exp, "policy": p, "ratio_mean": r["ratio_mean"],
+                         "ci95_low": r["ci95_low"], "ci95_high": r["ci95_high"],
+                         "twin_ratio": r["twin_ratio"], "repetitions": r["repetitions"],
+                         "colour": st[p].colour})
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(x, [f"/ {p}" for p in d.index], rotation=30, ha="right", fontsize=8)
+        reps = int(d["repetitions"].min()) if len(d) else 0
+        ax.set_title(f"{exp} ({reps} repetitions)", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    ref = pr["reference"].iloc[0]
+    axes[0][0].set_ylabel(f"{ref} avg SCT / policy's (per repetition)")
+    axes[0][0].legend(fontsize=8, loc="best")
+    fig.suptitle(f"{ref} against each policy at packet level (< 1: {ref} faster); filled: "
+                 f"mean over repetitions with 95% bootstrap CI (none below {MIN_REPS} "
+                 "repetitions); open: the fluid twin", fontsize=9)
+    fig.tight_layout()
+    return _save(fig, out, "paired_ratios", pd.DataFrame(rows))
+
+
+def paired_section(per_run: pd.DataFrame, tables: Path, figs: Path, reference: str,
+                   styles: dict[str, Style] | None = None) -> tuple[list[str], list[Path]]:
+    """Summary lines and figure paths (empty without repeated packet-level runs)."""
+    if per_run.empty or per_run["repetition"].nunique() < 2:
+        return [], []
+    pr = paired_ratios(per_run, reference)
+    if pr.empty:
+        return [], []
+    write_table(pr, tables / "paired_ratios.csv")
+    figs_out = paired_figure(pr[pr["repetitions"] >= 2], figs, styles) \
+        if (pr["repetitions"] >= 2).any() else []
+    lines = ["", "## Packet level: paired comparison over repetitions", "",
+             f"Per repetition, {reference}'s avg SCT / the other policy's (same trace, same "
+             f"repetition index); mean over repetitions and its 95% percentile-bootstrap CI "
+             f"({BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}; only from {MIN_REPS} "
+             "or more repetitions); the fluid twin's ratio beside it. `tables/paired_ratios.csv`.",
+             "", "| experiment | seed | vs | reps | mean ratio | 95% CI | twin ratio |",
+             "|---|---|---|---|---|---|---|"]
+    for _, r in pr.iterrows():
+        ci = f"[{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]" if np.isfinite(r["ci95_low"]) else "-"
+        lines.append(f"| {r['experiment']} | {r['workload_seed']} | {r['policy']} | "
+                     f"{int(r['repetitions'])} | {r['ratio_mean']:.3f} | {ci} | "
+                     f"{r['twin_ratio']:.3f} |")
+    bs = pr[(pr["policy"] == "sincronia") & np.isfinite(pr["ci95_low"])]
+    for _, r in bs.iterrows():
+        excl = r["ci95_high"] < 1 or r["ci95_low"] > 1
+        near = abs(r["ratio_mean"] - r["twin_ratio"]) <= TWIN_TOLERANCE
+        lines.append("")
+        lines.append(f"{r['experiment']}: {reference} vs sincronia, the interval excludes 1: "
+                     f"**{'yes' if excl else 'no'}**; mean within {TWIN_TOLERANCE} of the twin's "
+                     f"ratio: **{'yes' if near else 'no'}** ({r['ratio_mean']:.3f} vs "
+                     f"{r['twin_ratio']:.3f}).")
+    return lines, figs_out
