@@ -262,7 +262,7 @@ def _preload(root: Path) -> None:
     import emulation.kernels
     emulation.kernels.warm_up() if hasattr(emulation.kernels, "warm_up") else None
     loaded = [m for m in sys.modules if m.split(".")[0] in ("emulation", "analysis", "workloads",
-                                                            "tests", "run_experiments")]
+                                                            "tests", "run_experiments", "runner")]
     allowed = {"emulation", "emulation.kernels"}
     if set(loaded) - allowed:
         raise RuntimeError(f"project modules preloaded: {sorted(set(loaded) - allowed)}")

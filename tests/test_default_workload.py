@@ -6,9 +6,10 @@ import tomllib
 
 import pytest
 
-import run_experiments as rx
 from emulation.fluid.run import run_fluid
 from emulation.topology import TopologyConfig, build_topology
+from runner.config import SKIP_FILES, load_experiment
+from runner.execute import is_done
 from tests.conftest import REPO
 from workloads import trace as trace_mod
 from workloads.__main__ import workload_config_from_toml
@@ -50,10 +51,10 @@ def test_default_toml_separates_policies_and_follows_the_arrival_rate(tmp_path):
 
 
 def test_every_committed_suite_run_is_still_done():
-    suite = sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in rx.SKIP_FILES)
-    specs = [s for p in suite for s in rx.load_experiment(p, full=False)]
+    suite = sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in SKIP_FILES)
+    specs = [s for p in suite for s in load_experiment(p, full=False)]
     committed = {p.parent.relative_to(REPO / "results").as_posix()
                  for p in (REPO / "results").glob("*/*/run_config.json")}
     assert len(specs) == len(committed)
-    not_done = [f"{s.experiment}/{s.name}" for s in specs if not rx.is_done(s, REPO / "results")]
+    not_done = [f"{s.experiment}/{s.name}" for s in specs if not is_done(s, REPO / "results")]
     assert not not_done, not_done[:5]

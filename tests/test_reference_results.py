@@ -19,7 +19,8 @@ import pytest
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import POLICIES, make_policy
 from emulation.topology import big_switch
-from run_experiments import execute, load_experiment, prepare_trace
+from runner.config import load_experiment
+from runner.execute import execute, prepare_trace
 from tests.conftest import REPO
 from workloads import coflow_benchmark
 

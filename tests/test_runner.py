@@ -98,9 +98,10 @@ def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
 KILL_AT_RUN = """
 import os, signal, sys
 import run_experiments as r
+import runner.execute as rexec
 
 calls = [0]
-real = r.EXECUTORS["fluid"]
+real = rexec.EXECUTORS["fluid"]
 
 
 def fluid(spec, trace_path, lb_path, outdir):
@@ -112,7 +113,7 @@ def fluid(spec, trace_path, lb_path, outdir):
     return run
 
 
-r.EXECUTORS["fluid"] = fluid
+rexec.EXECUTORS = {**rexec.EXECUTORS, "fluid": fluid}
 sys.exit(r.main(sys.argv[1:]))
 """
 
@@ -146,21 +147,23 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     stops before any run with one line naming the directory and --force, and keeps the
     old records; with --force the run is redone."""
     import run_experiments as rx
+    from runner.config import load_experiment
+    from runner.execute import is_done, run_status
     cfg = tmp_path / "one.toml"
     base = ('[experiment]\nname = "one"\npolicies = ["fair"]\nseeds = [1]\n'
             'priority_classes = {k}\n[workload]\nnum_apps = 2\nmax_resource = 3\n'
             'num_hosts = 8\n')
     out = tmp_path / "res"
     cfg.write_text(base.format(k=8))
-    [spec8] = rx.load_experiment(cfg, full=False)
+    [spec8] = load_experiment(cfg, full=False)
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     rc = out / "one" / spec8.name / "run_config.json"
     assert json.loads(rc.read_text())["config_hash"] == spec8.config_hash
-    assert rx.is_done(spec8, out)
+    assert is_done(spec8, out)
     cfg.write_text(base.format(k=4))
-    [spec4] = rx.load_experiment(cfg, full=False)
+    [spec4] = load_experiment(cfg, full=False)
     assert spec4.name == spec8.name and spec4.config_hash != spec8.config_hash
-    assert not rx.is_done(spec4, out)
+    assert not is_done(spec4, out)
     capsys.readouterr()
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 2
     err = capsys.readouterr().err.strip()
@@ -174,11 +177,11 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     assert json.loads(rc.read_text())["config_hash"] == spec4.config_hash
     assert json.loads((out / "one" / spec4.name / "run.json").read_text())[
         "num_priority_classes"] == 4
-    assert rx.is_done(spec4, out) and not rx.is_done(spec8, out)
+    assert is_done(spec4, out) and not is_done(spec8, out)
     # a corrupt run_config.json counts as not done, and as a different run
     rc.write_text("{not json")
-    assert not rx.is_done(spec4, out)
-    assert rx.run_status(spec4, out) == ("different", None)
+    assert not is_done(spec4, out)
+    assert run_status(spec4, out) == ("different", None)
 
 
 @pytest.mark.parametrize("extra,needle", [
@@ -266,6 +269,8 @@ def test_identical_fluid_runs_of_two_experiments_are_run_once_and_copied(tmp_pat
     copied from the first's (same records, own identity, reused_from set), not re-run."""
     import json
     import run_experiments as rx
+    import runner.execute as rexec
+    from runner.config import collect_specs
     body = """
 [workload]
 num_apps = 1
@@ -280,18 +285,18 @@ seeds = [1]
     (tmp_path / "b.toml").write_text(body.replace("[experiment]", '[experiment]\nname = "b"\ndescription = "other"'))
     out = tmp_path / "out"
     calls = []
-    real = rx.execute
+    real = rexec.execute
 
     def counting(spec, *a):
         calls.append(spec.experiment)
         return real(spec, *a)
 
-    rx.execute, saved = counting, rx.execute
+    rexec.execute, saved = counting, rexec.execute
     try:
         assert rx.main(["--config", str(tmp_path / "a.toml"), "--config", str(tmp_path / "b.toml"),
                         "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     finally:
-        rx.execute = saved
+        rexec.execute = saved
     assert calls == ["a"]
     ra = json.loads((out / "a" / "policy=sincronia,seed=1" / "run.json").read_text())
     rb = json.loads((out / "b" / "policy=sincronia,seed=1" / "run.json").read_text())
@@ -302,7 +307,7 @@ seeds = [1]
     cfg_b = json.loads((out / "b" / "policy=sincronia,seed=1" / "run_config.json").read_text())
     assert cfg_b["experiment"] == "b"
     # a rerun finds both done
-    assert all(rx.is_done(s, out) for s in rx.collect_specs(
+    assert all(rexec.is_done(s, out) for s in collect_specs(
         [tmp_path / "a.toml", tmp_path / "b.toml"], full=False, backend="fluid")[0])
 
 
@@ -327,7 +332,7 @@ gpu_mix = {{ "2" = 1.0 }}
 def test_packet_level_repetitions_name_and_hash_each_run(tmp_path):
     """2 policies x 1 seed x N repetitions, each with its own name (rep=N) and config hash;
     [full] raises the count to 3."""
-    from run_experiments import load_experiment
+    from runner.config import load_experiment
     p = tmp_path / "pkt.toml"
     p.write_text(PKT.format(reps=2))
     specs = load_experiment(p, full=False)
@@ -339,7 +344,7 @@ def test_packet_level_repetitions_name_and_hash_each_run(tmp_path):
 
 
 def test_repetitions_rejected_for_the_deterministic_fluid_backend(tmp_path):
-    from run_experiments import load_experiment
+    from runner.config import load_experiment
     from workloads.config import ConfigError
     p = tmp_path / "pkt.toml"
     p.write_text(PKT.format(reps=2).replace('backend = "mininet"', 'backend = "fluid"'))

@@ -13,7 +13,7 @@ import pandas as pd
 
 from tests.conftest import PYTHON, REPO
 
-NEEDED = ("run_experiments.py", "analysis", "emulation", "workloads", "experiments")
+NEEDED = ("run_experiments.py", "runner", "analysis", "emulation", "workloads", "experiments")
 
 
 def repo_copy(dest: Path) -> Path:

@@ -6,10 +6,10 @@ import subprocess
 
 import pytest
 
-import run_experiments as rx
+from runner.config import load_experiment
 from tests.conftest import PYTHON, REPO
 from workloads import trace as trace_mod
-from workloads.config import build
+from workloads.config import build, load_toml
 from workloads.generator import WorkloadConfig, generate
 
 TOMLS = sorted((REPO / "experiments").glob("*.toml"))
@@ -26,20 +26,20 @@ def test_every_experiment_toml_generates(path, tmp_path):
     assert r.returncode == 0, r.stderr
     err = r.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("note: "), r.stderr
-    if "topology" in rx.load_toml(path):
+    if "topology" in load_toml(path):
         assert "[topology] (apply it: python -m emulation.fluid TRACE --config" in err[0]
     t = trace_mod.load(tmp_path / "t.json")  # valid
-    spec = rx.load_experiment(path, full=False)[0]
+    spec = load_experiment(path, full=False)[0]
     if spec.trace_path:  # the experiment runs a trace file: that file, as JSON
         from workloads import coflow_benchmark
         assert trace_mod.sha256(t) == trace_mod.sha256(coflow_benchmark.load_any(spec.trace_path))
         assert "[workload] (the experiment runs experiment.trace)" in err[0]
         return
-    exp = rx.load_toml(path).get("experiment", {})
-    wl = rx.load_toml(path).get("workload", {})
+    exp = load_toml(path).get("experiment", {})
+    wl = load_toml(path).get("workload", {})
     want_seed = wl.get("seed", exp.get("seeds", [1])[0])
     assert t.seed == want_seed
-    if not rx.load_toml(path).get("sweep"):
+    if not load_toml(path).get("sweep"):
         # no sweep: the suite's own trace for that seed, byte for byte
         ref = generate(build(WorkloadConfig, spec.workload, "workload"))
         assert spec.seed == want_seed and trace_mod.dumps(ref) == trace_mod.dumps(t)

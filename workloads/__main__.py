@@ -27,10 +27,10 @@ def read_experiment(path: str | Path, seed: int | None = None
     """An experiment TOML, as ``generate`` reads it: the ``[workload]`` config (strictly
     validated, seed rule above) or, if ``[experiment] trace`` names a trace file, that
     file instead (config None); and a one-line note naming what is not used, or None.
-    Every table is validated with the runner's own schemas (``run_experiments``);
+    Every table is validated with the runner's own schemas (``runner.config``);
     ConfigError names a bad key."""
     from emulation.topology import TopologyConfig
-    from run_experiments import TABLES, ExperimentSection
+    from runner.config import TABLES, ExperimentSection
     p = Path(path)
     data = load_toml(p)
     for key in data:

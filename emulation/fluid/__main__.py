@@ -31,7 +31,7 @@ from emulation.fluid.run import Progress, ensure_kernels, existing_run_error, ru
 from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
-from run_experiments import TABLES, ExperimentSection
+from runner.config import TABLES, ExperimentSection
 from workloads import coflow_benchmark
 from workloads.config import ConfigError, build, load_toml, to_dict
 from workloads.trace import TraceError

@@ -1,0 +1,8 @@
+"""The experiment runner behind ``run_experiments.py`` (the command line).
+
+``runner.config``  the experiment TOML schema and its expansion into runs (what the CLIs
+                   of ``workloads`` and ``emulation.fluid`` import to validate a config);
+``runner.execute`` traces and lower bounds, one run into its directory, the state of a
+                   results directory, the whole set of runs (process pool or Dask);
+``runner.verify``  ``--verify``: recompute committed fluid runs and compare them.
+"""

@@ -1,0 +1,214 @@
+"""The experiment TOML schema and its expansion into runs.
+
+Owns the tables of an experiment file (``TABLES``: ``[experiment]`` = ``ExperimentSection``,
+``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which files of ``experiments/``
+are the default suite (``SKIP_FILES``, ``suite_configs``), the expansion of one file into
+``RunSpec``s (``load_experiment``: sweep points x seeds x policies x repetitions) and of
+several into one checked list (``collect_specs``), and the hashes that identify a run
+(``RunSpec.config_hash``: its directory on disk; ``content_key``: what its records
+depend on). Nothing here runs anything or writes a file; the CLIs of ``workloads`` and
+``emulation.fluid`` import the schema from here to validate a config.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from emulation.records import file_sha256
+from workloads.config import ConfigError, build, load_toml, to_dict, value_label
+
+REPO = Path(__file__).resolve().parent.parent  # experiments/ and data/ live here
+SKIP_FILES = frozenset({"default.toml", "testbed.toml"})  # not part of the default suite
+TABLES = ("experiment", "workload", "topology", "sweep", "full")
+BACKENDS = ("fluid", "mininet")
+MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_specs' note
+
+
+@dataclass(frozen=True)
+class ExperimentSection:
+    """The ``[experiment]`` table."""
+
+    name: str
+    description: str = ""
+    backend: Literal["fluid", "mininet"] = "fluid"
+    policies: tuple[str, ...] = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only",
+                                  "sincronia", "fifo_lm", "fair", "varys")
+    seeds: tuple[int, ...] = (1, 2, 3)
+    priority_classes: int = 8
+    release_at_zero: bool = False
+    # "flow" (the suite's default): every policy under the same exact rate semantics, so
+    # differences come from the orderings; "policy": each policy's published semantics
+    # (Policy.default_realloc, as the fluid CLI does); "coflow": coflow-level events;
+    # "queues": decisions at coflow-level events, rates at every flow completion
+    realloc: Literal["flow", "coflow", "queues", "policy"] = "flow"
+    trace: str = ""
+    figure: Literal["bars", "line"] = "bars"
+    rate_scale: float = 0.003
+    time_scale: float = 2.0
+    repetitions: int = 1
+
+    def check(self, where: str = "experiment") -> None:
+        from emulation.scheduler import POLICIES
+        for p in self.policies:
+            if p not in POLICIES:
+                raise ConfigError(f"{where}.policies: unknown policy {p!r}; known: {', '.join(POLICIES)}")
+        if not self.policies or not self.seeds:
+            raise ConfigError(f"{where}: policies and seeds must not be empty")
+        if self.priority_classes < 0:
+            raise ConfigError(f"{where}.priority_classes: must be >= 0")
+        if self.backend == "mininet" and not 1 <= self.priority_classes <= 8:
+            raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
+        if self.rate_scale <= 0 or self.time_scale <= 0:
+            raise ConfigError(f"{where}.rate_scale/time_scale: must be > 0")
+        if self.repetitions < 1:
+            raise ConfigError(f"{where}.repetitions: must be >= 1")
+        if self.backend == "fluid" and self.repetitions != 1:
+            raise ConfigError(f"{where}.repetitions: the fluid backend is deterministic; "
+                              "repetitions need backend = 'mininet'")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything one run needs; ``config_hash`` identifies it on disk."""
+
+    experiment: str
+    name: str
+    backend: str
+    policy: str
+    seed: int
+    params: dict[str, Any]
+    experiment_cfg: dict[str, Any]
+    workload: dict[str, Any]
+    topology: dict[str, Any]
+    trace_path: str = ""
+    trace_sha256: str = ""
+    repetition: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        cfg = {"experiment": self.experiment, "backend": self.backend, "policy": self.policy,
+               "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
+               "workload": self.workload, "topology": self.topology,
+               "trace_sha256": self.trace_sha256}
+        if self.backend == "mininet":  # fluid runs (one repetition) keep their earlier hashes
+            cfg["repetition"] = self.repetition
+        return cfg
+
+    @property
+    def config_hash(self) -> str:
+        """Hash of ``config`` without the trace file's location: a trace file is identified
+        by its content (``trace_sha256``), so moving the repository or the file keeps runs done."""
+        cfg = {**self.config, "experiment_cfg": {**self.experiment_cfg, "trace": ""}}
+        return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def content_key(spec: RunSpec) -> str:
+    """What a fluid run's records depend on: its config without the experiment's name,
+    description, figure and the swept parameters' labels. Two runs with the same key
+    (the congestion family's base point sits in four experiments) give identical records."""
+    cfg = dict(spec.config)
+    cfg["experiment_cfg"] = {k: v for k, v in cfg["experiment_cfg"].items()
+                             if k not in ("name", "description", "figure")}
+    for k in ("experiment", "params"):
+        cfg.pop(k)
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def suite_configs() -> list[Path]:
+    """The default suite: every ``experiments/*.toml`` except ``SKIP_FILES``, sorted."""
+    return sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in SKIP_FILES)
+
+
+def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> None:
+    parts = key.split(".")
+    if len(parts) != 2 or parts[0] not in ("experiment", "workload", "topology"):
+        raise ConfigError(f"{where}: key {key!r} must be 'experiment.X', 'workload.X' or 'topology.X'")
+    tables.setdefault(parts[0], {})[parts[1]] = value
+
+
+def _in_file(path: Path, fn, *args):
+    """``fn(*args)``; a ConfigError it raises gets the file's name in front
+    (``mine.toml: unknown key 'experiment.foo' (known: ...)``)."""
+    try:
+        return fn(*args)
+    except ConfigError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
+
+
+def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
+    """Validate one experiment TOML and expand it into runs (ConfigError names the key)."""
+    from emulation.topology import TopologyConfig
+    from workloads.generator import WorkloadConfig
+    data = load_toml(path)
+    for key in data:
+        if key not in TABLES:
+            raise ConfigError(f"{path.name}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
+    base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
+    if full:
+        for k, v in data.get("full", {}).items():
+            _set_dotted(base, k, v, f"{path.name} [full]")
+    sweep = data.get("sweep", {})
+    for k, vals in sweep.items():
+        if not isinstance(vals, list) or not vals:
+            raise ConfigError(f"{path.name} [sweep]: '{k}' must be a non-empty list")
+    keys = sorted(sweep)
+    specs: list[RunSpec] = []
+    for combo in itertools.product(*(sweep[k] for k in keys)):
+        tables = copy.deepcopy(base)
+        for k, v in zip(keys, combo):
+            _set_dotted(tables, k, v, f"{path.name} [sweep]")
+        exp = _in_file(path, build, ExperimentSection, tables["experiment"], "experiment")
+        topo = _in_file(path, build, TopologyConfig, tables["topology"], "topology")
+        trace_path = trace_sha = ""
+        if exp.trace:
+            tp = (path.parent / exp.trace).resolve()
+            if not tp.exists():
+                raise ConfigError(f"{path.name}: experiment.trace: no such file {tp}")
+            trace_path = str(tp)
+            trace_sha = file_sha256(tp)
+        exp_cfg = to_dict(exp)
+        if exp.backend == "fluid":
+            del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
+        params = {k: v for k, v in zip(keys, combo)}
+        pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
+        seeds = exp.seeds if not trace_path else exp.seeds[:1]
+        for seed in seeds:
+            wl = _in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
+            for policy in exp.policies:
+                for rep in range(exp.repetitions):
+                    name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
+                    if exp.backend == "mininet":
+                        name += f",rep={rep}"
+                    specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
+                                         policy=policy, seed=seed, params=params,
+                                         experiment_cfg=exp_cfg, workload=to_dict(wl),
+                                         topology=to_dict(topo), trace_path=trace_path,
+                                         trace_sha256=trace_sha, repetition=rep))
+    return specs
+
+
+def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[list[RunSpec], list[str]]:
+    """All runs of all configs for the chosen backend(s), and notes on what was skipped."""
+    specs, notes = [], []
+    for path in configs:
+        for s in load_experiment(path, full=full):
+            if backend != "both" and s.backend != backend:
+                continue
+            specs.append(s)
+    names = [(s.experiment, s.name) for s in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError("two runs share a name: experiment names must be unique")
+    mininet = [s for s in specs if s.backend == "mininet"]
+    if mininet:
+        from emulation import mininet_available
+        ok, why = mininet_available()
+        if not ok:
+            notes.append(f"{MININET_SKIPPED}: {why}")
+            specs = [s for s in specs if s.backend != "mininet"]
+    return specs, notes

@@ -1,0 +1,295 @@
+"""Running experiment runs into a results directory.
+
+Owns everything that writes or reads a results directory's run directories
+(``<results dir>/<experiment>/<run name>/``): preparing each run's trace and lower bound
+once (``prepare_trace``, under ``<experiment>/traces/``), executing one run on its backend
+(``execute``: fluid, or Mininet with its fluid twin in ``twin/``), committing the run
+directory atomically (temp dir, then rename, with ``run_config.json`` and paths relative
+to the results directory), copying a fluid run identical to one already run
+(``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
+``is_done``, ``run_status``, ``stale_runs``, ``backend_of``), and the whole set of runs
+with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
+time in this process).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from runner.config import RunSpec, content_key
+from workloads.config import build
+
+
+def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
+    """Write (once) the run's trace and its lower bound; returns (trace path, lb path)."""
+    from emulation.scheduler.lower_bound import lower_bound
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import coflow_benchmark, trace as trace_mod
+    from workloads.generator import WorkloadConfig, generate
+    traces = out_root / spec.experiment / "traces"
+    traces.mkdir(parents=True, exist_ok=True)
+    key_src = spec.trace_sha256 or json.dumps(spec.workload, sort_keys=True)
+    key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
+    tpath = Path(spec.trace_path) if spec.trace_path else traces / f"{key}.json"
+    if not spec.trace_path and not tpath.exists():
+        t = generate(build(WorkloadConfig, spec.workload, "workload"))
+        tmp = tpath.with_suffix(".tmp")
+        trace_mod.save(t, tmp)
+        os.replace(tmp, tpath)
+    cfg = spec.experiment_cfg
+    lb_key = hashlib.sha256(json.dumps([key, spec.topology, cfg["release_at_zero"]],
+                                       sort_keys=True).encode()).hexdigest()[:16]
+    lbpath = traces / f"lb-{lb_key}.json"
+    if not lbpath.exists():
+        t = coflow_benchmark.load_any(tpath)
+        topo = build_topology(build(TopologyConfig, spec.topology, "topology"), t.hosts)
+        lb = lower_bound(t, topo, release_at_zero=cfg["release_at_zero"])
+        tmp = lbpath.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"lower_bound_avg_sct_s": lb.avg_sct_s, "method": lb.method,
+                                   "lp_rounds": lb.lp_rounds, "lp_cuts": lb.lp_cuts}))
+        os.replace(tmp, lbpath)
+    return str(tpath), str(lbpath)
+
+
+def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict[str, Any]:
+    """Run one spec into its directory atomically; returns its run.json (top-level, picklable)."""
+    final = Path(out_root) / spec.experiment / spec.name
+    tmp = Path(out_root) / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
+    run.update(_portable_paths(tmp, Path(out_root)))
+    _commit_run_dir(spec, tmp, final)
+    return run
+
+
+def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
+    """Rewrite ``trace_path`` in the run's run.json (and its twin's) relative to the
+    results directory (``pattern/traces/<key>.json``, ``../data/<file>``), so that no
+    record holds a path of the machine it ran on; returns the rewritten fields."""
+    changed: dict[str, str] = {}
+    for rj in (run_dir / "run.json", run_dir / "twin" / "run.json"):
+        if not rj.exists():
+            continue
+        run = json.loads(rj.read_text())
+        tp = run.get("trace_path")
+        if isinstance(tp, str) and os.path.isabs(tp):
+            run["trace_path"] = Path(os.path.relpath(tp, out_root)).as_posix()
+            rj.write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+            if rj.parent == run_dir:
+                changed["trace_path"] = run["trace_path"]
+    return changed
+
+
+def _commit_run_dir(spec: RunSpec, tmp: Path, final: Path) -> None:
+    """Write ``run_config.json`` into the finished temporary run directory, then move it
+    into place (replacing an older run of the same name)."""
+    (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
+                                                    indent=2, sort_keys=True) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+def _run_extra(spec: RunSpec) -> dict[str, Any]:
+    return {"experiment": spec.experiment, "run_name": spec.name, "params": spec.params,
+            "config_hash": spec.config_hash, "workload_seed": spec.seed,
+            "repetition": spec.repetition}
+
+
+def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
+    from emulation.fluid.run import run_fluid
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import coflow_benchmark
+    trace = coflow_benchmark.load_any(trace_path)
+    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
+    lb = json.loads(Path(lb_path).read_text())
+    cfg = spec.experiment_cfg
+    return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
+                     outdir=outdir, priority_classes=cfg["priority_classes"],
+                     release_at_zero=cfg["release_at_zero"],
+                     realloc=None if cfg["realloc"] == "policy" else cfg["realloc"],
+                     lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
+
+
+def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
+    """Packet-level run plus its fluid twin in ``twin/``, both in trace seconds.
+
+    The twin simulates the UNSCALED trace on the unscaled topology: the emulation scales
+    bytes by rate_scale x time_scale and rates by rate_scale, so its times are the trace's
+    x time_scale, and the Mininet records are written in trace seconds (emulated / time
+    scale). Simulating the scaled trace instead gives the same stage times x time_scale up
+    to the rounding of scaled flow sizes (relative 3e-8 on the testbed trace). The twin
+    models what the packet backend enforces: the policy's order as strict-priority classes
+    (``allocation="priority"``; Varys's MADD rates are a fluid-only mechanism), decided at
+    the policy's own reallocation events (the scheduler process follows the same rule)."""
+    from emulation.fluid.run import run_fluid
+    from emulation.mininet.run import run_mininet
+    from emulation.topology import TopologyConfig, build_topology
+    from workloads import trace as trace_mod
+    cfg = spec.experiment_cfg
+    topo_cfg = build(TopologyConfig, spec.topology, "topology")
+    trace = trace_mod.load(trace_path)
+    load_start = os.getloadavg()[0]  # other jobs on the machine load the emulation's CPUs
+    run = run_mininet(trace=trace, trace_path=trace_path, topo_cfg=topo_cfg, policy=spec.policy,
+                      outdir=outdir, priority_classes=cfg["priority_classes"],
+                      rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
+                      release_at_zero=cfg["release_at_zero"], extra=_run_extra(spec))
+    lb = json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"]  # unscaled trace
+    twin = run_fluid(trace=trace, trace_path=trace_path, topology=build_topology(topo_cfg, trace.hosts),
+                     policy=spec.policy, outdir=outdir / "twin",
+                     priority_classes=cfg["priority_classes"], allocation="priority",
+                     release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb,
+                     extra={**_run_extra(spec), "twin_of": "mininet"})
+    run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,
+                "fluid_twin_avg_sct_s": twin["avg_sct_s"],
+                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"],
+                "loadavg_1min_start": load_start, "loadavg_1min_end": os.getloadavg()[0],
+                "cpu_count": os.cpu_count()})
+    (outdir / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+    return run
+
+
+# backend -> (spec, trace path, lower-bound path, temporary run dir) -> run.json; read-only
+EXECUTORS = MappingProxyType({"fluid": _execute_fluid, "mininet": _execute_mininet})
+
+
+def reuse(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
+    """Write ``spec``'s run directory from the finished run at ``source`` (same content
+    key): the same records, run.json's identity fields set to ``spec``'s and
+    ``reused_from`` naming the source. Atomic like ``execute``."""
+    final = out_root / spec.experiment / spec.name
+    tmp = out_root / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, tmp)
+    run = json.loads((tmp / "run.json").read_text())
+    run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
+    (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+    run.update(_portable_paths(tmp, out_root))
+    _commit_run_dir(spec, tmp, final)
+    return run
+
+
+def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec]
+                     ) -> tuple[list[RunSpec], list[tuple[RunSpec, RunSpec]]]:
+    """Fluid runs to execute, and (run, source run) pairs whose records can be copied
+    because the source (earlier in ``specs`` or already done) has the same content key."""
+    first: dict[str, RunSpec] = {content_key(s): s for s in reversed(done_specs)
+                                 if s.backend == "fluid"}
+    run, copies = [], []
+    for s in specs:
+        key = content_key(s) if s.backend == "fluid" else None
+        if key is not None and key in first:
+            copies.append((s, first[key]))
+        else:
+            if key is not None:
+                first[key] = s
+            run.append(s)
+    return run, copies
+
+
+def committed_runs(results: Path) -> list[Path]:
+    """Run directories (holding run_config.json) of a results tree, sorted."""
+    return sorted(p.parent for p in results.glob("*/*/run_config.json"))
+
+
+def is_done(spec: RunSpec, out_root: Path) -> bool:
+    """True if the run's directory exists with the same config hash."""
+    p = out_root / spec.experiment / spec.name / "run_config.json"
+    try:
+        return json.loads(p.read_text()).get("config_hash") == spec.config_hash
+    except (OSError, ValueError):
+        return False
+
+
+def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
+    """("done" | "to run" | "different", the hash found): a run directory holding the same
+    config hash is done; one holding another (or an unreadable run_config.json) is a
+    different run, replaced only with ``--force``."""
+    d = out_root / spec.experiment / spec.name
+    if not d.exists():
+        return "to run", None
+    try:
+        old = json.loads((d / "run_config.json").read_text()).get("config_hash")
+    except (OSError, ValueError):
+        old = None
+    return ("done" if old == spec.config_hash else "different"), old
+
+
+def stale_runs(specs: list[RunSpec], out_root: Path) -> list[str]:
+    """Run directories under ``out_root`` (``<experiment>/<run>/run_config.json``) that no
+    spec of this invocation names: kept, and read by the analysis with the others."""
+    names = {(s.experiment, s.name) for s in specs}
+    return [f"{r.parent.name}/{r.name}" for r in committed_runs(out_root)
+            if (r.parent.name, r.name) not in names]
+
+
+def backend_of(run_dir: Path) -> str | None:
+    """The backend a run directory's run_config.json names (None if unreadable)."""
+    try:
+        return json.loads((run_dir / "run_config.json").read_text()).get("backend")
+    except (OSError, ValueError):
+        return None
+
+
+def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None,
+            done_specs: list[RunSpec] = ()) -> None:
+    """Prepare traces and bounds, then run everything with a progress bar (fluid runs
+    identical to another run of this suite are copied from it, not run twice)."""
+    todo, copies = split_duplicates(todo, list(done_specs))
+    from tqdm import tqdm
+    prepared = {}
+    for s in tqdm(todo, desc="traces and lower bounds", unit="run", dynamic_ncols=True,
+                  file=sys.stderr, disable=len(todo) < 2, leave=False):
+        prepared[(s.experiment, s.name)] = prepare_trace(s, out)
+    bar = tqdm(total=len(todo) + len(copies), unit="run", dynamic_ncols=True, file=sys.stderr,
+               desc="runs", disable=not (todo or copies))
+    t0 = time.time()
+
+    def done(spec: RunSpec, run: dict[str, Any]) -> None:
+        bar.update(1)
+        bar.write(f"[{time.time() - t0:7.1f}s] {spec.experiment}/{spec.name}: "
+                  f"avg SCT {run['avg_sct_s']:.3f} s, /LB {run['avg_sct_over_lb']:.3f}")
+
+    local_only = [s for s in todo if s.backend == "mininet"]  # one emulated network at a time
+    pooled = [s for s in todo if s.backend != "mininet"]
+    try:
+        if dask_address and pooled:
+            import contextlib
+            from distributed import Client, LocalCluster, as_completed as dask_completed
+            with contextlib.ExitStack() as stack:
+                if dask_address == "local":
+                    cluster = stack.enter_context(LocalCluster(
+                        n_workers=jobs, threads_per_worker=1, processes=True,
+                        dashboard_address=None))
+                    dask_address = cluster.scheduler_address
+                client = stack.enter_context(Client(dask_address))
+                futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
+                                      pure=False): s for s in pooled}
+                for fut in dask_completed(futs):
+                    done(futs[fut], fut.result())
+        elif jobs == 1 or len(pooled) <= 1:
+            for s in pooled:
+                done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
+                        for s in pooled}
+                for fut in as_completed(futs):
+                    done(futs[fut], fut.result())
+        for s in local_only:
+            done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
+        for s, src in copies:
+            done(s, reuse(s, out / src.experiment / src.name, out))
+    finally:
+        bar.close()
