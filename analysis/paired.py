@@ -103,8 +103,8 @@ def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None =
     ref = pr["reference"].iloc[0]
     axes[0][0].set_ylabel(f"{ref} avg SCT / policy's (per repetition)")
     axes[0][0].legend(fontsize=8, loc="best")
-    fig.suptitle(f"{ref} against each policy at packet level (< 1: {ref} faster); filled: "
-                 f"mean over repetitions with 95% bootstrap CI (none below {MIN_REPS} "
+    fig.suptitle(f"{ref} against each policy at packet level (< 1: {ref} faster)\n"
+                 f"filled: mean over repetitions, 95% bootstrap CI (none below {MIN_REPS} "
                  "repetitions); open: the fluid twin", fontsize=9)
     fig.tight_layout()
     return _save(fig, out, "paired_ratios", pd.DataFrame(rows))

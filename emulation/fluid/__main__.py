@@ -27,7 +27,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from emulation.fluid.run import Progress, ensure_kernels, existing_run_error, run_fluid
+from emulation.fluid.run import (Progress, add_output_args, ensure_kernels, existing_run_error,
+                                 run_fluid)
 from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
@@ -108,12 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "completion (strict-priority switch queues, as Sincronia's own "
                          "simulator; slower); policy: each policy's published mode "
                          "(listed below)")
-    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR",
-                    help="directory for the records (created); refused if it already "
-                         "holds a run, unless --force")
-    ap.add_argument("--force", action="store_true",
-                    help="write into OUTDIR even if it holds a run (its record files are "
-                         "replaced)")
+    add_output_args(ap)
     ap.add_argument("--no-progress", action="store_true",
                     help="no progress display (default: on a terminal a bar after 2 s; "
                          "otherwise a line every 10 s; always on stderr)")

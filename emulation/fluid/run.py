@@ -100,6 +100,16 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
 
 # ---------------------------------------------------------------- command-line helpers
 
+def add_output_args(ap) -> None:
+    """The ``-o/--output`` and ``--force`` options both backends' command lines share."""
+    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+                    help="directory for the records (created); refused if it already "
+                         "holds a run, unless --force")
+    ap.add_argument("--force", action="store_true",
+                    help="write into OUTDIR even if it holds a run (its record files are "
+                         "replaced)")
+
+
 def existing_run_error(outdir: str | Path, *, force: bool) -> str | None:
     """None if a run's records may be written into ``outdir``; else a one-line reason.
 

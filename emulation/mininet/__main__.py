@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from emulation.fluid.run import add_output_args
 from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
@@ -37,12 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="emulated seconds per trace second (default 2)")
     ap.add_argument("--no-capture", action="store_true",
                     help="skip the tcpdump capture (and the capture-derived records)")
-    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR",
-                    help="directory for the records (created); refused if it already "
-                         "holds a run, unless --force")
-    ap.add_argument("--force", action="store_true",
-                    help="write into OUTDIR even if it holds a run (its record files are "
-                         "replaced)")
+    add_output_args(ap)
     args = ap.parse_args(argv)
     from emulation.fluid.run import existing_run_error
     err = existing_run_error(args.output, force=args.force)
