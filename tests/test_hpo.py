@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from workloads import hpo
 
-# WORKLOAD_FACTS.md table, R=81 eta=3: bracket s -> [(n_i, r_i)]
+# Li et al. (JMLR 2018), Table 1, R=81 eta=3: bracket s -> [(n_i, r_i)]
 TABLE = {
     4: [(81, 1), (27, 3), (9, 9), (3, 27), (1, 81)],
     3: [(34, 3), (11, 9), (3, 27), (1, 81)],

@@ -2,7 +2,8 @@
 
 Pure arithmetic, no randomness except ASHA's trial scores (drawn by the caller's RNG).
 A *rung* is ``(n_i, r_i)``: ``n_i`` configurations run ``r_i`` resource units (epochs).
-Hyperband follows Li et al., JMLR 18(185), 2018, exactly as ``WORKLOAD_FACTS.md`` states it.
+Hyperband follows Li et al., JMLR 18(185), 2018, Algorithm 1 (its Table 1 lists the
+brackets of R = 81, eta = 3).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """DL model catalogue: parameter counts, gradient bytes and compute time per iteration.
 
-Every figure comes from ``../shared/WORKLOAD_FACTS.md``; each entry names its source.
+Every figure is a published one; each entry names its source.
 Gradient bytes are fp32 (4 bytes per parameter); compute_s is forward+backward time of
 one iteration on one GPU. Entries whose compute time is an estimate say so in ``source``.
 """
@@ -24,7 +24,8 @@ class Model:
 
 
 # V100 FP32 peak 15.7 TFLOP/s at 40% -> 6.28e12 FLOP/s; 6 x params x tokens FLOPs per
-# iteration (WORKLOAD_FACTS "estimate"), BERT batch 32 x 128 tokens, GPT-2 batch 8 x 1024.
+# iteration (an estimate, the usual training-FLOPs rule), BERT batch 32 x 128 tokens, GPT-2
+# batch 8 x 1024.
 _EFFECTIVE_FLOPS = 15.7e12 * 0.40
 
 
