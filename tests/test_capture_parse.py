@@ -115,3 +115,31 @@ def test_isolation_from_queues_rebuilt_out_of_two_ports(tmp_path):
     iso = priority_isolation(cap.packets, ports, num_classes=8)
     assert iso["departures"] == 4 and iso["departures_counted"] == 2
     assert iso["lower_share"] == 0.5 and iso["lower_share_per_class"] == 0.5
+
+
+# ---------------------------------------------------------------- capture formats
+
+def test_pcapng_reads_as_its_pcap_and_a_non_capture_is_refused(tmp_path):
+    """The same packets written as pcap and as pcapng (scapy's writers) parse to the same
+    connections; a file that is no capture is a ValueError naming it."""
+    import pytest
+    from scapy.utils import PcapNgWriter
+    from emulation.mininet.capture import frames, read_port
+    a = _pkts("10.0.0.1", 40000, 1000, [(0, 100), (100, 100), (200, 30)], 3.5)
+    wrpcap(str(tmp_path / "a.pcap"), a)
+    with PcapNgWriter(str(tmp_path / "a.pcapng")) as w:
+        for p in a:
+            w.write(p)
+    ts_pcap = [t for t, *_ in frames(tmp_path / "a.pcap")]
+    ts_ng = [t for t, *_ in frames(tmp_path / "a.pcapng")]
+    assert ts_pcap == pytest.approx([3.5, 3.501, 3.502, 3.503]) and ts_ng == pytest.approx(ts_pcap)
+    c1, p1 = read_port(tmp_path / "a.pcap", "10.0.0.2")
+    c2, p2 = read_port(tmp_path / "a.pcapng", "10.0.0.2")
+    (conn,) = c1[("10.0.0.1", 40000)]
+    assert conn["payload_bytes"] == 230
+    assert {k: v for k, v in conn.items() if not k.endswith("_s")} == \
+        {k: v for k, v in c2[("10.0.0.1", 40000)][0].items() if not k.endswith("_s")}
+    assert list(p1["seq"]) == list(p2["seq"])
+    (tmp_path / "not.pcap").write_bytes(b"hello, this is not a capture file at all")
+    with pytest.raises(ValueError, match="not.pcap"):
+        read_port(tmp_path / "not.pcap", "10.0.0.2")
