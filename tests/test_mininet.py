@@ -259,3 +259,65 @@ def test_priority_isolation_measured_from_the_capture(tmp_path):
     assert prio["departures_counted"] >= 100, prio
     assert prio["lower_share_per_class"] <= 0.05, prio
     assert fifo["lower_share_per_class"] >= 0.25, fifo
+
+
+# ---------------------------------------------------------------- faults
+
+def _faulty_run(testbed_trace, tmp_path, **kw):
+    from emulation.mininet.run import run_mininet
+    from emulation.topology import TopologyConfig
+    from workloads import trace as tm
+    t = time.time()
+    try:
+        return run_mininet(trace=tm.load(testbed_trace), trace_path=testbed_trace,
+                           topo_cfg=TopologyConfig(), policy="beamer", outdir=tmp_path, **kw), \
+            time.time() - t
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        return exc, time.time() - t
+
+
+def test_agent_killed_midway_ends_with_one_line_naming_the_host(testbed_trace, tmp_path):
+    from emulation.mininet.run import Faults, RunError
+    err, wall = _faulty_run(testbed_trace, tmp_path, faults=Faults(kill_agent=("h1", 4.0)))
+    assert isinstance(err, RunError), err
+    assert "h1" in str(err) and "\n" not in str(err)
+    assert wall < 120  # ends, never hangs (the fixture checks nothing is left behind)
+
+
+def test_capture_killed_midway_completes_degraded(testbed_trace, tmp_path):
+    from emulation.mininet.run import Faults
+    run, wall = _faulty_run(testbed_trace, tmp_path, faults=Faults(kill_capture_after_s=4.0))
+    assert isinstance(run, dict), run
+    assert run["degraded"] is True
+    assert any("capture" in r for r in run["degraded_reasons"]), run["degraded_reasons"]
+    assert pd.read_csv(tmp_path / "stages.csv")["sct_s"].notna().all()  # reported records whole
+    cap = run["capture"]
+    assert cap["captured_bytes"] < cap["sent_bytes"]  # the capture missed the rest
+
+
+def test_link_down_for_a_second_completes_degraded(testbed_trace, tmp_path):
+    from emulation.mininet.run import Faults
+    run, wall = _faulty_run(testbed_trace, tmp_path, faults=Faults(link_down=("h0", 4.0, 1.0)))
+    assert isinstance(run, dict), run
+    assert run["degraded"] is True
+    assert any("link of h0" in r for r in run["degraded_reasons"]), run["degraded_reasons"]
+    assert pd.read_csv(tmp_path / "stages.csv")["sct_s"].notna().all()
+    assert wall < 180
+
+
+def test_link_down_for_good_ends_the_run_with_one_line(testbed_trace, tmp_path):
+    from emulation.mininet.run import Faults, RunError
+    from workloads import trace as tm
+    # the busiest sender's link down for longer than the watchdog's patience: the run
+    # must stop with a one-line error, not hang: a new connection fails at once (network
+    # unreachable), flows already sending stall until the watchdog gives up
+    sends = {}
+    for f in (f for j in tm.load(testbed_trace).jobs() for c in j.coflows for f in c.flows):
+        sends[f.src] = sends.get(f.src, 0) + 1
+    host = max(sorted(sends), key=sends.get)
+    err, wall = _faulty_run(testbed_trace, tmp_path, faults=Faults(link_down=(host, 0.5, 600.0)),
+                            stall_timeout_s=8.0)
+    assert isinstance(err, RunError), err
+    assert "\n" not in str(err)
+    assert "no progress" in str(err) or "unreachable" in str(err), err
+    assert wall < 120

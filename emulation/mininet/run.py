@@ -19,8 +19,10 @@ The driver (this process, root namespace) owns the authoritative ``ClusterState`
 its timers in wall-clock time; it tells sender agents to start flows when coflows are
 released and learns completions from them. Every event it applies is forwarded to the
 scheduler process, which pushes priority classes to the agents. If the scheduler dies
-the run goes on in the default class and run.json says ``degraded: true``; if an agent
-dies the run stops with an error naming the host. Teardown runs on every exit path
+the run goes on in the default class and run.json says ``degraded: true`` (with
+``degraded_reasons``), as it does when the capture dies or an injected fault (``Faults``)
+set a link down for a while; if an agent dies, a flow fails, or nothing progresses for
+``stall_timeout_s``, the run stops with a one-line error. Teardown runs on every exit path
 (exceptions, SIGINT, SIGTERM): agents, scheduler, tcpdump (only PIDs started here),
 network, socket directory.
 """
@@ -36,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,12 +85,31 @@ def _on_signal(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+@dataclass(frozen=True)
+class Faults:
+    """Faults injected into a run (robustness tests), times in emulated seconds from the
+    start of the trace: kill one host's agent, kill the capture (every tcpdump this run
+    started), or set one host's link down for a while."""
+
+    kill_agent: tuple[str, float] | None = None            # (host, after_s)
+    kill_capture_after_s: float | None = None
+    link_down: tuple[str, float, float] | None = None      # (host, at_s, for_s)
+
+
+STALL_TIMEOUT_S = 60.0  # wall seconds without any progress before a run is abandoned
+
+
 def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfig, policy: str,
                 outdir: str | Path, priority_classes: int = 8, rate_scale: float = 0.003,
                 time_scale: float = 2.0, release_at_zero: bool = False,
                 kill_scheduler_after_s: float | None = None, capture: bool = True,
+                faults: Faults | None = None, stall_timeout_s: float = STALL_TIMEOUT_S,
                 extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run ``trace`` over real TCP in Mininet; write records to ``outdir``; return run.json."""
+    """Run ``trace`` over real TCP in Mininet; write records to ``outdir``; return run.json.
+
+    RunError (after a full teardown) if an agent dies or nothing progresses for
+    ``stall_timeout_s``; a run that completes despite a lost scheduler or capture, or a
+    link set down by ``faults``, is marked ``degraded`` with ``degraded_reasons``."""
     why = require_root()
     if why:
         raise RunError(why)
@@ -164,8 +185,9 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
                                f"(see agents/)") from None
             chans[host] = ch
         time.sleep(0.2)  # let agents connect to the scheduler
-        result = _drive(state, scaled, chans, agents, sched, sched_ch, ip_of,
-                        kill_scheduler_after_s)
+        result = _drive(state, chans, agents, sched, sched_ch, ip_of,
+                        kill_scheduler_after_s=kill_scheduler_after_s, faults=faults or Faults(),
+                        cap=cap, net=en, stall_timeout_s=stall_timeout_s)
         for ch in chans.values():
             ch.sock.settimeout(10)
             ch.send({"op": "exit"})
@@ -205,7 +227,10 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     sched_info = {}
     if (out / "scheduler.json").exists():
         sched_info = json.loads((out / "scheduler.json").read_text())
-    degraded = result["degraded"] or lost
+    reasons = list(result["reasons"])
+    if lost and not any("scheduler" in r for r in reasons):
+        reasons.append("agents lost the scheduler process")
+    degraded = result["degraded"] or lost or bool(reasons)
     run = {
         "backend": "mininet", "policy": policy, "seed": trace.seed,
         "trace_path": str(trace_path), "trace_sha256": file_sha256(trace_path),
@@ -220,6 +245,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
                   "size_scale": rate_scale * time_scale},
         "topology": {**to_dict(topo_scaled_cfg), "unscaled_link_rate_bps": topo_cfg.link_rate_bps},
         "degraded": bool(degraded),
+        "degraded_reasons": reasons,
         "flow_errors": sum(1 for f in flows_log.values() if f.get("error")),
         "class_latency_emulated_s": class_latency(state, flows_log, applied, t0),
         "scheduler_decisions": sched_info.get("decisions"),
@@ -321,9 +347,11 @@ def _wait_for(cond, timeout_s: float, why: str, proc=None) -> None:
         time.sleep(0.02)
 
 
-def _drive(state: ClusterState, trace: Trace, chans, agents, sched, sched_ch, ip_of,
-           kill_scheduler_after_s) -> dict[str, Any]:
-    """Real-time loop: timers, agent reports, forwarding to the scheduler."""
+def _drive(state: ClusterState, chans, agents, sched, sched_ch, ip_of, *,
+           kill_scheduler_after_s, faults: Faults, cap, net, stall_timeout_s: float
+           ) -> dict[str, Any]:
+    """Real-time loop: timers, agent reports, forwarding to the scheduler; injected faults
+    and the watchdogs (agents, scheduler, capture, no progress)."""
     sel = selectors.DefaultSelector()
     host_of = {}
     for h, ch in chans.items():
@@ -335,9 +363,14 @@ def _drive(state: ClusterState, trace: Trace, chans, agents, sched, sched_ch, ip
     pending: list[tuple[float, int, float]] = []  # (end, key, start)
     progress: dict[str, int] = {}
     degraded = False
+    reasons: list[str] = []
+    injected: set[str] = set()
+    cap_dead: set[str] = set()
     sched_alive = True
     released = 0
     t0 = time.monotonic()
+    last_activity = t0
+    sent_seen: dict[str, int] = {}  # flow key -> bytes sent, as last reported
     clock = [_clock_offset()]  # (monotonic, realtime - monotonic) at start and end
 
     def forward(msg):
@@ -381,21 +414,40 @@ def _drive(state: ClusterState, trace: Trace, chans, agents, sched, sched_ch, ip
                         raise RunError(f"flow {m['key']} from host {h} failed: {m['error']}")
                     flows[m["key"]] = {**m, "src_host": h}
                     pending.append((m["t_end"] - t0, m["key"], m["t_start"] - t0))
+                    last_activity = time.monotonic()
                 elif m["op"] == "progress":
+                    # agents report every 0.1 s while they have flows: only bytes that
+                    # moved count as progress for the watchdog
+                    if any(v > sent_seen.get(k, -1) for k, v in m["sent"].items()):
+                        last_activity = time.monotonic()
+                        sent_seen.update(m["sent"])
                     progress.update(m["sent"])
                 elif m["op"] == "scheduler_lost":
                     degraded = True
+        elapsed = time.monotonic() - t0
+        _inject(faults, elapsed, injected, reasons, agents, cap, net)
         for h, p in agents.items():
             if p.poll() is not None:
                 raise RunError(f"agent on host {h} exited with status {p.returncode} "
                                f"(see agents/{h}.out)")
+        if cap is not None:
+            for iface, p in cap.procs.items():
+                if iface not in cap_dead and p.poll() is not None:
+                    cap_dead.add(iface)
+                    degraded = True
+                    reasons.append(f"capture on {iface} exited during the run")
+        if time.monotonic() - last_activity > stall_timeout_s:
+            raise RunError(f"no progress for {stall_timeout_s:g} s at trace time "
+                           f"{state.now:.2f} s (a link or a host may be down)")
         if sched_alive and sched.poll() is not None:
             sched_alive, degraded = False, True
+            reasons.append(f"scheduler process exited with status {sched.returncode}")
         if (kill_scheduler_after_s is not None and sched_alive
                 and time.monotonic() - t0 > kill_scheduler_after_s):
             sched.kill()
             sched.wait()
             sched_alive, degraded = False, True
+            reasons.append("scheduler process killed")
         now = time.monotonic() - t0
         pending.sort()
         changed = False
@@ -419,10 +471,36 @@ def _drive(state: ClusterState, trace: Trace, chans, agents, sched, sched_ch, ip
                 break
             changed = True
         if changed:
+            last_activity = time.monotonic()
             release_new()
             forward({"op": "decide"})
     clock.append(_clock_offset())
-    return {"t0": t0, "flows": flows, "degraded": degraded, "clock": clock}
+    return {"t0": t0, "flows": flows, "degraded": degraded, "clock": clock, "reasons": reasons}
+
+
+def _inject(faults: Faults, elapsed_s: float, done: set[str], reasons: list[str], agents,
+            cap, net) -> None:
+    """Apply the faults due at ``elapsed_s`` (emulated s since t0), each once; only to
+    processes and links this run created."""
+    if faults.kill_agent and "agent" not in done and elapsed_s >= faults.kill_agent[1]:
+        done.add("agent")
+        agents[faults.kill_agent[0]].kill()
+    if (faults.kill_capture_after_s is not None and cap is not None and "capture" not in done
+            and elapsed_s >= faults.kill_capture_after_s):
+        done.add("capture")
+        for p in cap.procs.values():
+            if p.poll() is None:
+                p.kill()
+    if faults.link_down and net is not None:
+        host, at_s, for_s = faults.link_down
+        intf = net.host(host).intfList()[0]
+        if "down" not in done and elapsed_s >= at_s:
+            done.add("down")
+            net.host(host).cmd(f"ip link set {intf.name} down")
+            reasons.append(f"link of {host} set down at {at_s:g} s for {for_s:g} s")
+        if "down" in done and "up" not in done and elapsed_s >= at_s + for_s:
+            done.add("up")
+            net.host(host).cmd(f"ip link set {intf.name} up")
 
 
 def _clock_offset() -> tuple[float, float]:
