@@ -9,6 +9,13 @@ from emulation.scheduler.bssi import bssi_order
 from emulation.scheduler.sincronia import Sincronia
 
 
+def _kept_order(view: View, order_ids: list[str]) -> Decision:
+    """The previous order (by coflow id) for the same active coflows (Sincronia's online
+    rule, shared by the ``online`` candidates)."""
+    pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
+    return Decision(order=np.array([pos[c] for c in order_ids], dtype=np.int64))
+
+
 def stage_est_s(view: View) -> np.ndarray:
     """Per active stage: max(longest remaining critical path of its jobs, max_l R_s[l]/C_l)."""
     S = len(view.stage_ids)
@@ -124,8 +131,7 @@ class CritBSSI(Policy):
         if n == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
         if self.online and view.coflow_ids == self._ids:
-            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
-            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+            return _kept_order(view, self._order_ids)
         S = len(view.stage_ids)
         cp = view.job_critical_path_s
         smax = np.zeros(S)
@@ -176,8 +182,7 @@ class CritStage(Policy):
         if n == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
         if self.online and view.coflow_ids == self._ids:
-            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
-            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+            return _kept_order(view, self._order_ids)
         crit, _ = _criticality(view, self.tol)
         S = len(view.stage_ids)
         if self.loads == "crit":
@@ -262,8 +267,7 @@ class Hybrid(Policy):
         if n == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
         if self.online and view.coflow_ids == self._ids:
-            pos = {cid: i for i, cid in enumerate(view.coflow_ids)}
-            return Decision(order=np.array([pos[c] for c in self._order_ids], dtype=np.int64))
+            return _kept_order(view, self._order_ids)
         order = self._decide(view)
         self._ids = view.coflow_ids
         self._order_ids = [view.coflow_ids[i] for i in order]
