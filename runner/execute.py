@@ -120,6 +120,15 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
                      lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
 
 
+def twin_realloc(policy: str) -> str | None:
+    """The fluid twin's reallocation mode for ``policy`` (None: the policy's own)."""
+    from emulation.scheduler import POLICIES
+    cls = POLICIES[policy]
+    if cls.allocation == "priority" and cls.default_realloc == "coflow":
+        return "queues"
+    return None
+
+
 def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
     """Packet-level run plus its fluid twin in ``twin/``, both in trace seconds.
 
@@ -128,9 +137,13 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     x time_scale, and the Mininet records are written in trace seconds (emulated / time
     scale). Simulating the scaled trace instead gives the same stage times x time_scale up
     to the rounding of scaled flow sizes (relative 3e-8 on the testbed trace). The twin
-    models what the packet backend enforces: the policy's order as strict-priority classes
-    (``allocation="priority"``; Varys's MADD rates are a fluid-only mechanism), decided at
-    the policy's own reallocation events (the scheduler process follows the same rule)."""
+    models what the packet backend enforces: decisions at the policy's own reallocation
+    events (the scheduler process follows the same rule), and rates as the switch gives
+    them: a priority policy that decides at coflow events has its classes re-share the
+    rates at every flow completion, as the queues and TCP do (``realloc="queues"``);
+    Varys keeps its published semantics, MADD rates held between coflow events, which
+    the agents enforce by pacing each flow; per-flow policies (fair sharing) are
+    recomputed at every event either way (``twin_realloc``)."""
     from emulation.fluid.run import run_fluid
     from emulation.mininet.run import run_mininet
     from emulation.topology import TopologyConfig, build_topology
@@ -146,7 +159,7 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     lb = json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"]  # unscaled trace
     twin = run_fluid(trace=trace, trace_path=trace_path, topology=build_topology(topo_cfg, trace.hosts),
                      policy=spec.policy, outdir=outdir / "twin",
-                     priority_classes=cfg["priority_classes"], allocation="priority",
+                     priority_classes=cfg["priority_classes"], realloc=twin_realloc(spec.policy),
                      release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb,
                      extra={**_run_extra(spec), "twin_of": "mininet"})
     run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,

@@ -88,7 +88,7 @@ def test_run_fluid_allocation_override_is_recorded_and_checked(tmp_path):
     t = trace()
     tp = tmp_path / "t.json"
     trace_mod.save(t, tp)
-    # varys forced to strict priority (the packet twin's mechanism): at 1 s B (2 B left)
+    # varys forced to strict priority: at 1 s B (2 B left)
     # beats A (3 B left) by bottleneck, runs alone 1-3; A resumes at 3 with 3 B -> 6.
     # SCT A = 6, B = 3 - 1 = 2: avg 4
     run = run_fluid(trace=t, trace_path=tp, topology=big_switch(4, 8.0), policy="varys",

@@ -321,3 +321,77 @@ def test_link_down_for_good_ends_the_run_with_one_line(testbed_trace, tmp_path):
     assert "\n" not in str(err)
     assert "no progress" in str(err) or "unreachable" in str(err), err
     assert wall < 120
+
+
+_RECEIVER = """
+import socket, sys, time
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", 5301)); srv.listen(1)
+conn, _ = srv.accept()
+buf = bytearray(1 << 16); t0 = None; marks = []
+while True:
+    n = conn.recv_into(buf)
+    if not n:
+        break
+    now = time.monotonic()
+    t0 = t0 or now
+    marks.append((now - t0, n))
+got = sum(n for t, n in marks if 1.0 <= t < 3.0)  # steady state: seconds 1 to 3
+print(got * 8 / 2.0)
+"""
+
+_PACED_SENDER = """
+import socket, sys, time
+from emulation.mininet.agent import pace
+from emulation.mininet.qos import tos_for_class
+s = socket.socket(); s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos_for_class(0))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
+pace(s, int(sys.argv[2]))
+s.connect((sys.argv[1], 5301))
+chunk = bytes(1 << 16); end = time.monotonic() + 4.0
+while time.monotonic() < end:
+    s.sendall(chunk)
+s.close()
+"""
+
+
+def test_paced_flow_gets_its_rate_beside_a_lower_class():
+    """Varys's rates at packet level: a class-0 flow paced (``agent.pace``,
+    SO_MAX_PACING_RATE) at 40% of the port gets that rate within 5% while an unpaced
+    cubic flow in class 7 fills the rest of the same port; then the other way round
+    (paced flow in class 7 under nothing higher) it still gets its rate."""
+    from emulation.mininet.net import build_net
+    from emulation.mininet.qos import tos_for_class
+    from emulation.topology import big_switch
+    rate = 50e6
+    target_bps = 0.4 * rate
+
+    def run(cls_paced: int, cls_other: int | None) -> tuple[float, float | None]:
+        en = build_net(big_switch(3, rate), num_classes=8)
+        try:
+            h0, h1, h2 = en.host("h0"), en.host("h1"), en.host("h2")
+            rx = h2.popen([PYTHON, "-c", _RECEIVER], cwd=REPO)
+            srv = h2.popen(["iperf3", "-s", "-p", "5202", "-1"]) if cls_other is not None else None
+            time.sleep(0.5)
+            code = _PACED_SENDER.replace("tos_for_class(0)", f"tos_for_class({cls_paced})")
+            tx = h0.popen([PYTHON, "-c", code, en.ips["h2"], str(int(target_bps / 8))], cwd=REPO)
+            other = None
+            if cls_other is not None:
+                cb = h1.popen(["iperf3", "-c", en.ips["h2"], "-p", "5202", "-t", "4", "-J",
+                               "-C", "cubic", "-S", str(tos_for_class(cls_other))])
+                other = json.loads(cb.communicate(timeout=30)[0])["end"]["sum_received"]["bits_per_second"]
+                srv.wait(timeout=10)
+            tx.wait(timeout=30)
+            out, _ = rx.communicate(timeout=30)
+            return float(out.decode().strip()), other
+        finally:
+            en.stop()
+
+    paced, other = run(0, 7)
+    print(f"\npaced class 0: {paced / 1e6:.2f} Mbit/s (target {target_bps / 1e6:.1f}); "
+          f"class 7 beside it: {other / 1e6:.1f} Mbit/s of {rate / 1e6:.0f}")
+    assert abs(paced - target_bps) <= 0.05 * target_bps
+    assert other >= 0.4 * rate  # the port's rest goes to the lower class: capped, not starved
+    alone, _ = run(7, None)
+    print(f"paced class 7, nothing else: {alone / 1e6:.2f} Mbit/s")
+    assert abs(alone - target_bps) <= 0.05 * target_bps

@@ -6,12 +6,14 @@ Expected values are written out by hand from the documented scheme.
 """
 import socket
 
+import numpy as np
 import pytest
 
 from emulation.mininet.protocol import LineChannel
 from emulation.mininet.qos import MAX_CLASSES, htb_commands, tos_for_class
 from emulation.mininet.run import scale_trace
-from emulation.mininet.scheduler_proc import _wake_due, decide, should_decide
+from emulation.mininet.agent import UNPACED
+from emulation.mininet.scheduler_proc import _wake_due, decide, madd_pacing, should_decide
 from emulation.scheduler import make_policy
 from emulation.state import ClusterState
 from emulation.topology import big_switch
@@ -119,6 +121,36 @@ def test_decide_maps_ranks_onto_k_classes():
     pushed = {}
     decide(st, make_policy("fair"), 2, [agent], pushed, {})
     assert pushed == {0: 4, 1: 4, 2: 4}
+
+
+def test_varys_pushes_madd_pacing_rates_by_hand():
+    # three one-flow coflows into h3 (4, 8, 12 B) on 8 bit/s = 1 B/s links. MADD in SEBF
+    # order: coflow 0 alone on h3's downlink at 1 B/s (finishes in 4 s); the downlink is
+    # then full, so coflows 1 and 2 get 0: not paced (UNPACED), they wait in their class
+    st = three_jobs_state()
+    key = {int(c): int(k) for c, k in zip(st.a_cf, st.active_flow_keys())}
+    agent, paced = FakeAgent(), {}
+    decide(st, make_policy("varys"), 8, [agent], {}, {}, paced)
+    assert paced == {key[0]: 1, key[1]: UNPACED, key[2]: UNPACED}
+    assert agent.sent[-1]["rate_Bps"] == {str(k): v for k, v in paced.items()}
+    # unchanged rates are not pushed again; a priority policy pushes no rates at all
+    decide(st, make_policy("varys"), 8, [agent], {}, {}, paced)
+    assert "rate_Bps" not in agent.sent[-1]
+    decide(st, make_policy("sincronia"), 8, [agent], {}, {})
+    assert "rate_Bps" not in agent.sent[-1]
+
+
+def test_madd_pacing_gives_disjoint_coflows_their_own_links():
+    # coflow 0: h0 -> h3, 4 B; coflow 1: h1 -> h2, 8 B; no shared link: each runs at its
+    # links' 1 B/s (MADD for coflow 0, leftover max-min for coflow 1, which MADD also
+    # gives 1 B/s: 8 B over its own bottleneck of 8 s)
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j0", "coflows": [[(0, 3, 4)]]}, {"id": "j1", "coflows": [[(1, 2, 8)]]}]}]}])
+    st = ClusterState(t, big_switch(4, 8.0))
+    st.fire_timers()
+    cids = np.array(sorted(st.active_coflows))
+    rates = madd_pacing(st, cids, np.arange(len(cids)))
+    assert sorted(rates.values()) == [1, 1]
 
 
 def test_decide_without_active_coflows_does_nothing():

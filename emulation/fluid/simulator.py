@@ -42,8 +42,7 @@ import numpy as np
 
 from emulation import kernels
 from emulation.fluid.allocation import link_index, link_usage
-from emulation.scheduler.base import (DEFAULT_PRIORITY_CLASSES, Policy, check_order,
-                                      classes_from_order, compress_classes)
+from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes
 from emulation.state import EPS_T, ClusterState, Records
 from emulation.topology import Topology
 from workloads.trace import Trace
@@ -238,11 +237,7 @@ class FluidSimulator:
         view, cids = st.view()
         decision = self.policy.decide(view)
         self.num_decisions += 1
-        order = check_order(decision.order, len(cids))
-        if decision.classes is not None:
-            cls = compress_classes(np.asarray(decision.classes), self.K)
-        else:
-            cls = classes_from_order(order, self.K)
+        order, cls = decision_classes(decision, num_coflows=len(cids), num_classes=self.K)
         per_cid = np.zeros(len(st.c_job), dtype=np.int64)  # class (or rank) by coflow id
         if self.allocation == "madd":
             per_cid[cids[order]] = np.arange(len(order))

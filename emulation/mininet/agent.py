@@ -6,7 +6,12 @@
   for the ack, and reports ``done`` with start/end times (CLOCK_MONOTONIC). Progress
   (bytes sent per active flow) goes to the driver every 100 ms.
 - Classes: the scheduler process pushes ``{cid: tos}``; the agent sets it on the sockets
-  of that coflow's flows, active ones included. A new flow waits for its coflow's first
+  of that coflow's flows, active ones included. Under a rate-setting policy (Varys's
+  MADD) the push also carries per-flow rates, which the agent enforces with the socket's
+  ``SO_MAX_PACING_RATE`` (TCP's own pacing; no fq qdisc needed).
+- Progress reports the bytes the receiver acknowledged (``tcpi_bytes_acked`` of
+  ``TCP_INFO``), not the bytes written into the socket: a starved flow's whole payload
+  can sit in its send buffer, which would show the scheduler a flow as nearly done. A new flow waits for its coflow's first
   push (at most ``CLASS_WAIT_S``) before it sends: a flow that started in the default
   class and moved up would have its first window overtaken by its own later packets in
   the higher class, which TCP takes for loss (measured on a one-job trace: 31 of about
@@ -21,6 +26,7 @@ import argparse
 import os
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
@@ -36,6 +42,28 @@ CLASS_WAIT_S = 0.2
 # ratio was 0.98-1.09 under every policy, BBR's 1.00-1.17 (BBR keeps pacing into a starved
 # class at its old rate estimate, so promoted and demoted flows queue and retransmit).
 CONGESTION_CONTROL = b"cubic"
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)  # <asm-generic/socket.h>
+# struct tcp_info (<linux/tcp.h>): u64 tcpi_bytes_acked at byte offset 120 (Linux >= 4.1)
+TCP_INFO_BYTES_ACKED = slice(120, 128)
+UNPACED = 0xFFFFFFFF  # SO_MAX_PACING_RATE's "no cap" (~0U)
+
+
+def pace(sock: socket.socket, rate_bytes_per_s: int) -> None:
+    """Cap the socket's sending rate at ``rate_bytes_per_s`` (TCP internal pacing)."""
+    rate = min(max(1, int(rate_bytes_per_s)), UNPACED)
+    sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("=I", rate))  # u32
+
+
+def acked_bytes(sock: socket.socket) -> int | None:
+    """Bytes of this connection the receiver acknowledged (header included); None if the
+    kernel does not say."""
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_BYTES_ACKED.stop)
+    except OSError:
+        return None
+    if len(info) < TCP_INFO_BYTES_ACKED.stop:
+        return None
+    return int.from_bytes(info[TCP_INFO_BYTES_ACKED], sys.byteorder)
 
 
 class Agent:
@@ -46,7 +74,9 @@ class Agent:
         self.class_pushed = threading.Condition(self.lock)  # notified on every class push
         self.tos: dict[int, int] = {}          # cid -> tos
         self.socks: dict[int, list[socket.socket]] = {}  # cid -> active sockets
-        self.sent: dict[int, int] = {}         # flow key -> bytes sent (active)
+        self.sent: dict[int, int] = {}         # flow key -> payload bytes written (active)
+        self.flow_sock: dict[int, socket.socket] = {}  # flow key -> its socket (active)
+        self.rate: dict[int, int] = {}         # flow key -> pacing rate, bytes/s (MADD)
         self.applied: dict[int, float] = {}    # cid -> when a pushed class first hit a socket
         self.scheduler_lost = False
         self.driver = self._connect("driver.sock", {"op": "hello", "host": host, "pid": os.getpid()})
@@ -104,6 +134,9 @@ class Agent:
             tos = self.tos.get(cid, 0)
             self.socks.setdefault(cid, []).append(s)
             self.sent[key] = 0
+            self.flow_sock[key] = s
+            if key in self.rate:
+                pace(s, self.rate[key])
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
         if CONGESTION_CONTROL:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, CONGESTION_CONTROL)
@@ -128,12 +161,24 @@ class Agent:
         with self.lock:
             self.socks[cid].remove(s)
             self.sent.pop(key, None)
+            self.flow_sock.pop(key, None)
+            self.rate.pop(key, None)
         s.close()
         self.report({"op": "done", "key": key, "t_start": t_start, "t_end": t_end,
                      "bytes": size, "error": err, "sport": sport})
 
-    def set_classes(self, tos_by_cid: dict[str, int], t_push: float) -> None:
+    def set_classes(self, tos_by_cid: dict[str, int], t_push: float,
+                    rate_by_key: dict[str, int] | None = None) -> None:
         with self.lock:
+            for k, r in (rate_by_key or {}).items():
+                key = int(k)
+                self.rate[key] = r
+                s = self.flow_sock.get(key)
+                if s is not None:
+                    try:
+                        pace(s, r)
+                    except OSError:
+                        pass
             for c, tos in tos_by_cid.items():
                 cid = int(c)
                 self.tos[cid] = tos
@@ -152,7 +197,7 @@ class Agent:
             while not self.stop.is_set():
                 for msg in ch.recv_ready():
                     if msg.get("op") == "classes":
-                        self.set_classes(msg["tos"], msg.get("t", 0.0))
+                        self.set_classes(msg["tos"], msg.get("t", 0.0), msg.get("rate_Bps"))
         except (OSError, EOFError, ValueError):
             pass
         with self.lock:  # fall back to the default class
@@ -171,7 +216,10 @@ class Agent:
     def progress_loop(self) -> None:
         while not self.stop.wait(0.1):
             with self.lock:
-                snap = {str(k): v for k, v in self.sent.items()}
+                snap = {}
+                for k, written in self.sent.items():
+                    acked = acked_bytes(self.flow_sock[k])
+                    snap[str(k)] = written if acked is None else max(0, min(acked - HEADER.size, written))
             if snap:
                 self.report({"op": "progress", "sent": snap, "t": time.monotonic()})
 

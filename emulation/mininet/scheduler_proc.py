@@ -6,7 +6,9 @@ driver connects and streams, in order, the events it applied to its own ``Cluste
 per active flow), then ``decide``. The shadow state replays them, so coflow ids and the
 view match the driver's; on ``decide`` the policy orders the active coflows, the order
 becomes K classes exactly as in the fluid backend, and changed classes are pushed to
-every agent as ``{cid: tos}``. Decisions follow the policy's published reallocation
+every agent as ``{cid: tos}``. Under a MADD policy (Varys) the same push carries the
+flows' rates (``rate_Bps``: MADD on the shadow state's remaining bytes, as the fluid
+backend computes it), which the agents enforce by pacing each flow's socket. Decisions follow the policy's published reallocation
 semantics, as in the fluid twin: a ``"coflow"`` policy (``Policy.default_realloc``) is
 asked again only when the set of active coflows changed or one of its byte wake-ups is
 due, a ``"flow"`` policy at every ``decide``. (Asking Varys at every flow completion,
@@ -28,26 +30,31 @@ from pathlib import Path
 import numpy as np
 
 from emulation.mininet.protocol import LineChannel
+from emulation.fluid import allocation
+from emulation.mininet.agent import UNPACED
 from emulation.mininet.qos import tos_for_class
 from emulation.scheduler import make_policy
-from emulation.scheduler.base import check_order, classes_from_order, compress_classes
+from emulation.scheduler.base import check_order, decision_classes
 from emulation.state import ClusterState
 from emulation.topology import TopologyConfig, build_topology
 from workloads import trace as trace_mod
 from workloads.config import build
 
 
+# below this share of its slowest link a MADD rate is not paced (the flow waits in its class)
+MIN_PACED_SHARE = 0.05
+
+
 def decide(state: ClusterState, policy, K: int, agents: list[LineChannel],
-           pushed: dict[int, int], first_push: dict[int, float]) -> list[tuple[int, float]]:
-    """Ask the policy, push changed classes to every agent; returns its byte wake-ups."""
+           pushed: dict[int, int], first_push: dict[int, float],
+           paced: dict[int, int] | None = None) -> list[tuple[int, float]]:
+    """Ask the policy, push changed classes (and, for a MADD policy, ``paced``: changed
+    per-flow pacing rates) to every agent; returns its byte wake-ups."""
     if not len(state.active_coflows):
         return []
     view, cids = state.view()
     d = policy.decide(view)
-    order = check_order(d.order, len(cids))
-    cls = (compress_classes(np.asarray(d.classes), K) if d.classes is not None
-           else classes_from_order(order, K))
-    cls = np.minimum(cls, K - 1)
+    order, cls = decision_classes(d, num_coflows=len(cids), num_classes=K)
     changed = {}
     for c, k in zip(cids.tolist(), cls.tolist()):
         tos = tos_for_class(int(k))
@@ -55,14 +62,39 @@ def decide(state: ClusterState, policy, K: int, agents: list[LineChannel],
             pushed[c] = tos
             changed[str(c)] = tos
             first_push.setdefault(c, time.monotonic())
-    if changed:
+    rates = {}
+    if paced is not None:
+        for key, r in madd_pacing(state, cids, order).items():
+            if paced.get(key) != r:
+                paced[key] = r
+                rates[str(key)] = r
+    if changed or rates:
         now = time.monotonic()
+        msg = {"op": "classes", "tos": changed, "t": now}
+        if rates:
+            msg["rate_Bps"] = rates
         for a in list(agents):
             try:
-                a.send({"op": "classes", "tos": changed, "t": now})
+                a.send(msg)
             except OSError:
                 agents.remove(a)
     return [(int(cids[i]), float(thr)) for i, thr in d.wake_on_sent]
+
+
+def madd_pacing(state: ClusterState, cids: np.ndarray, order: np.ndarray) -> dict[int, int]:
+    """Pacing rate (bytes/s, integer) per active flow key: Varys's MADD over the coflows in
+    ``order`` on the shadow state's remaining bytes, leftover shared max-min (the fluid
+    backend's ``allocation="madd"``). A flow MADD gives (almost) nothing gets
+    ``UNPACED``: it waits in its coflow's lower priority class instead, because a socket
+    paced near zero schedules its next packet seconds ahead and keeps that departure
+    time when the rate is raised later (measured on loopback)."""
+    rank = np.zeros(len(state.c_job), dtype=np.int64)
+    rank[cids[order]] = np.arange(len(order))
+    rate = allocation.madd(state.a_pid, state.path_links, state.a_rem, rank[state.a_cf],
+                           state.cap)
+    slowest = state.cap[state.path_links[state.a_pid]].min(axis=1)
+    paced = np.where(rate >= MIN_PACED_SHARE * slowest, np.round(rate), UNPACED)
+    return dict(zip(state.active_flow_keys().tolist(), paced.astype(np.int64).tolist()))
 
 
 def _wake_due(state: ClusterState, wakes: list[tuple[int, float]]) -> bool:
@@ -101,7 +133,9 @@ def warm_up(trace, topo, cfg: dict) -> None:
         pol.prepare(coflow_sizes_bytes=st.coflow_sizes_bytes())
         view, cids = st.view()
         d = pol.decide(view)
-        check_order(d.order, len(cids))
+        order = check_order(d.order, len(cids))
+        if pol.allocation == "madd":
+            madd_pacing(st, cids, order)
         st.complete_flows(np.array([0]), np.array([st.now]))
 
 
@@ -134,6 +168,8 @@ def main() -> int:
     decisions = 0
     wakes: list[tuple[int, float]] = []
     per_flow = policy.default_realloc == "flow"
+    # a MADD policy (Varys) sets every flow's rate: agents pace their sockets at it
+    paced: dict[int, int] | None = {} if policy.allocation == "madd" else None
     decided_for: frozenset[int] | None = None  # active coflows at the last decision
     driver_seen = False
     running = True
@@ -192,11 +228,12 @@ def main() -> int:
             if should_decide(asked=need_decide, wake_due=wake_due, per_flow=per_flow,
                              active=active, decided_for=decided_for):
                 # one decision per batch of replayed events, on the latest state
-                wakes = decide(state, policy, K, agents, pushed, first_push)
+                wakes = decide(state, policy, K, agents, pushed, first_push, paced)
                 decided_for = active
                 decisions += 1
     (run_dir / "scheduler.json").write_text(json.dumps(
-        {"decisions": decisions, "warm_up_s": warm_up_s, "first_push_monotonic": {str(k): v for k, v in first_push.items()}}))
+        {"decisions": decisions, "warm_up_s": warm_up_s,
+         "paced_flows": None if paced is None else len(paced), "first_push_monotonic": {str(k): v for k, v in first_push.items()}}))
     for a in agents:
         a.close()
     srv.close()

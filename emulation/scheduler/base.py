@@ -154,6 +154,18 @@ def compress_classes(classes: np.ndarray, num_classes: int) -> np.ndarray:
     return np.minimum(dense, num_classes - 1)
 
 
+def decision_classes(decision: Decision, *, num_coflows: int,
+                     num_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, class per coflow indexed like the view) of a ``decision`` checked against
+    the view's ``num_coflows``: the
+    policy's own classes mapped onto ``num_classes`` keeping their order, else rank i ->
+    min(i, K-1). The one mapping both backends use."""
+    order = check_order(decision.order, num_coflows)
+    if decision.classes is not None:
+        return order, compress_classes(np.asarray(decision.classes), num_classes)
+    return order, classes_from_order(order, num_classes)
+
+
 def check_order(order: np.ndarray, n: int) -> np.ndarray:
     """Raise if ``order`` is not a permutation of range(n)."""
     order = np.asarray(order, dtype=np.int64)
