@@ -158,8 +158,8 @@ def main() -> int:
     path = os.path.join(args.sock_dir, "sched.sock")
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(path + ".tmp")
+    srv.listen(64)  # listening before the path appears: the driver connects once it sees it
     os.replace(path + ".tmp", path)
-    srv.listen(64)
     sel = selectors.DefaultSelector()
     sel.register(srv, selectors.EVENT_READ, None)
     agents: list[LineChannel] = []
