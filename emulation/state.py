@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from emulation import kernels
+from emulation import view_kernels
+from emulation.fluid.event_kernels import retire_flows
 from emulation.records import FLOW_COLUMNS
 from workloads.hpo import planned_successors
 from emulation.scheduler.base import View
@@ -358,9 +359,9 @@ class ClusterState:
         start = self.a_start[idx] if starts is None else np.asarray(starts, dtype=float)
         start = np.where(np.isnan(start), ends, start)
         self._done_chunks.append((self.a_tf[idx], cf, start, ends))
-        n = kernels.retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
-                                 self.a_rem, self.a_start, self.a_rate, self.a_tol,
-                                 self.path_flows, self.link_flows, self.path_links)
+        n = retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid, self.a_rem,
+                         self.a_start, self.a_rate, self.a_tol, self.path_flows,
+                         self.link_flows, self.path_links)
         self.truncate_active(n)
         done = []
         for cid, k in zip(*(u.tolist() for u in np.unique(cf, return_counts=True))):
@@ -445,8 +446,8 @@ class ClusterState:
 
         def coflow_link_bytes() -> np.ndarray:
             if "clb" not in cache:
-                m = kernels.coflow_link_bytes(c_local, self.a_cf, self.a_pid, self.a_rem,
-                                              self.path_links, C, L + 1)
+                m = view_kernels.coflow_link_bytes(c_local, self.a_cf, self.a_pid,
+                                                   self.a_rem, self.path_links, C, L + 1)
                 cache["clb"] = m[:, :L]
             return cache["clb"]
 
@@ -464,9 +465,9 @@ class ClusterState:
             inflight_t = np.where(ph >= 0, self.job_t0[jobs] + ph, -1)
             cur = np.where(ph >= 0, c_local[self.job_coflow[jobs]], -1)
             clb = coflow_link_bytes() if (cur >= 0).any() else np.zeros((0, L))
-            return kernels.stage_link_bytes(jobs, rows, full, inflight_t, cur,
-                                            *self.job_lb_csr, *self.tmpl_after_csr,
-                                            np.ascontiguousarray(clb), num_rows, L)
+            return view_kernels.stage_link_bytes(jobs, rows, full, inflight_t, cur,
+                                                 *self.job_lb_csr, *self.tmpl_after_csr,
+                                                 np.ascontiguousarray(clb), num_rows, L)
 
         def stage_link_bytes() -> np.ndarray:
             s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
