@@ -255,7 +255,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     }
     if cap:
         t_cap = time.perf_counter()
-        run["capture"] = _check_capture(cap, flows_log, ip_of, t0)
+        run["capture"] = _check_capture(cap, flows_log, ip_of)
         run.update(capture_records(cap, out, scaled=scaled, trace=trace, topo=topo,
                                    clock=result["clock"], t0=t0, time_scale=time_scale,
                                    release_at_zero=release_at_zero,
@@ -516,7 +516,7 @@ def _clock_offset() -> tuple[float, float]:
     return best[1], best[2]
 
 
-def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, str], t0: float
+def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, str]
                    ) -> dict[str, Any]:
     """Compare captured payload per connection with what the agents sent."""
     conns = cap.parse()
