@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from emulation import view_kernels
 from emulation.fluid.event_kernels import retire_flows
 from emulation.records import FLOW_COLUMNS
 from workloads.hpo import planned_successors
 from emulation.scheduler.base import View
 from emulation.topology import Topology
+from emulation.view import ViewBuilder
 from workloads.trace import Trace
 
 STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
@@ -233,8 +233,8 @@ class ClusterState:
         self.active_coflows: dict[int, None] = {}
         # bumped whenever the sets of active coflows, stages or jobs change: the view's
         # index part (ids, local numbering) is rebuilt only then, not at every flow event
-        self._structure_version = 0
-        self._view_index: tuple[int, tuple] | None = None
+        self.structure_version = 0
+        self._views = ViewBuilder()
         # active flows: a_* are the first rows of buffers that grow by doubling, so a
         # release appends in O(its flows) instead of copying every active flow; the fluid
         # engine replaces a_rate by its own array (zeros elsewhere)
@@ -287,7 +287,7 @@ class ClusterState:
     def _start_stage(self, s: int) -> None:
         self.stage_start[s] = self.now
         self.active_stages[s] = None
-        self._structure_version += 1
+        self.structure_version += 1
         self._log("stage_start", self.stage_ids[s])
         for j in self.stage_jobs[s]:
             if self.job_t1[j] == self.job_t0[j]:  # compute only: no network traffic
@@ -318,7 +318,7 @@ class ClusterState:
         self.c_flows_left = self._c_left_buf[:cid + 1]
         self.c_ids.append(f"{self.job_ids[j]}/i{self.job_iter[j]}/c{k}")
         self.active_coflows[cid] = None
-        self._structure_version += 1
+        self.structure_version += 1
         self.job_phase[j] = k
         self.job_coflow[j] = cid
         self._append_active(a_tf=np.arange(a, b), a_cf=cid, a_pid=self.tf_pid[a:b],
@@ -386,7 +386,7 @@ class ClusterState:
     def _coflow_done(self, cid: int) -> None:
         self.c_end[cid] = self.now
         del self.active_coflows[cid]
-        self._structure_version += 1
+        self.structure_version += 1
         self._log("coflow_end", self.c_ids[cid])
         j = self.c_job[cid]
         self.job_coflow[j] = -1
@@ -402,7 +402,7 @@ class ClusterState:
 
     def _job_done(self, j: int) -> None:
         self.job_done[j] = True
-        self._structure_version += 1
+        self.structure_version += 1
         s = int(self.job_stage[j])
         self.stage_jobs_left[s] -= 1
         if self.stage_jobs_left[s] == 0:
@@ -414,113 +414,10 @@ class ClusterState:
                 if self.stage_deps_left[child] == 0:
                     self._push(max(self.now, self.stage_arrival[child]), STAGE_START, child)
 
-    def _index(self) -> tuple:
-        """The view's index part: active coflow ids (cids), stages, jobs, their local
-        numbering and id tuples; cached until the active sets change (read-only arrays)."""
-        if self._view_index is not None and self._view_index[0] == self._structure_version:
-            return self._view_index[1]
-        cids = np.fromiter(self.active_coflows, dtype=np.int64, count=len(self.active_coflows))
-        stages = np.fromiter(self.active_stages, dtype=np.int64, count=len(self.active_stages))
-        s_local = {int(s): i for i, s in enumerate(stages)}
-        jobs = np.array([j for s in stages for j in self.stage_jobs[s] if not self.job_done[j]],
-                        dtype=np.int64)
-        j_local = np.full(len(self.job_ids), -1, dtype=np.int64)
-        j_local[jobs] = np.arange(len(jobs))
-        c_local = np.full(len(self.c_job), -1, dtype=np.int64)
-        c_local[cids] = np.arange(len(cids))
-        c_job = np.array([self.c_job[c] for c in cids], dtype=np.int64)
-        for a in (cids, stages, jobs, j_local, c_local, c_job):
-            a.setflags(write=False)
-        out = (cids, stages, s_local, jobs, j_local, c_local, c_job,
-               tuple(self.c_ids[c] for c in cids), tuple(self.stage_ids[s] for s in stages),
-               tuple(self.job_ids[j] for j in jobs))
-        self._view_index = (self._structure_version, out)
-        return out
-
     def view(self) -> tuple[View, np.ndarray]:
-        """The policy's read-only view now, and the coflow ids (cids) its rows stand for."""
-        (cids, stages, s_local, jobs, j_local, c_local, c_job, coflow_ids, stage_ids,
-         job_ids) = self._index()
-        L, C = self.L, len(cids)
-        cache: dict[str, np.ndarray] = {}
-
-        def coflow_link_bytes() -> np.ndarray:
-            if "clb" not in cache:
-                m = view_kernels.coflow_link_bytes(c_local, self.a_cf, self.a_pid,
-                                                   self.a_rem, self.path_links, C, L + 1)
-                cache["clb"] = m[:, :L]
-            return cache["clb"]
-
-        def coflow_sent() -> np.ndarray:
-            rem = np.bincount(c_local[self.a_cf], weights=self.a_rem, minlength=C)
-            return np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]) - rem
-
-        def remaining_link_bytes(rows: np.ndarray, num_rows: int) -> np.ndarray:
-            """Bytes every remaining iteration of each active job puts on each link,
-            summed into row ``rows[k]`` for job ``jobs[k]``."""
-            if not len(jobs):
-                return np.zeros((num_rows, L))
-            ph = self.job_phase[jobs]
-            full = self.job_iters[jobs] - self.job_iter[jobs] - (ph >= 0)
-            inflight_t = np.where(ph >= 0, self.job_t0[jobs] + ph, -1)
-            cur = np.where(ph >= 0, c_local[self.job_coflow[jobs]], -1)
-            clb = coflow_link_bytes() if (cur >= 0).any() else np.zeros((0, L))
-            return view_kernels.stage_link_bytes(jobs, rows, full, inflight_t, cur,
-                                                 *self.job_lb_csr, *self.tmpl_after_csr,
-                                                 np.ascontiguousarray(clb), num_rows, L)
-
-        def stage_link_bytes() -> np.ndarray:
-            s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
-            return remaining_link_bytes(s_row, len(stages))
-
-        def job_link_bytes() -> np.ndarray:
-            return remaining_link_bytes(np.arange(len(jobs), dtype=np.int64), len(jobs))
-
-        def critical_path() -> np.ndarray:
-            ph = self.job_phase[jobs]
-            it = self.job_iter[jobs]
-            iter_s = self.job_compute[jobs] + self.job_iter_sync_s[jobs]
-            cp = (self.job_iters[jobs] - it - 1) * iter_s
-            computing = ph < 0
-            cp[computing] += (np.maximum(self.job_compute_end[jobs[computing]] - self.now, 0.0)
-                              + self.job_iter_sync_s[jobs[computing]])
-            compute_only = self.job_t1[jobs] == self.job_t0[jobs]
-            cp[compute_only] = 0.0
-            inflight = np.flatnonzero(ph >= 0)
-            if len(inflight):
-                # the in-flight coflow counts whole (its uncontended time), not by the bytes
-                # left: two equal jobs then keep their order while their flows progress,
-                # instead of swapping priority at every event (costly for real TCP)
-                t = self.job_t0[jobs[inflight]] + ph[inflight]
-                cp[inflight] += self.tmpl_sync_s[t] + self.tmpl_after_s[t]
-            return cp
-
-        # cheap fields are callables too: a policy pays only for what it reads
-        view = View(
-            now_s=self.now,
-            coflow_ids=coflow_ids,
-            stage_ids=stage_ids,
-            job_ids=job_ids,
-            capacity_bps=self.cap_bps,
-            coflow_stage=lambda: np.array([s_local[int(self.job_stage[j])] for j in c_job],
-                                          dtype=np.int64),
-            coflow_job=lambda: j_local[c_job],
-            coflow_release_s=lambda: np.array([self.c_release[c] for c in cids]),
-            coflow_seq=cids,
-            coflow_size_bytes=lambda: np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]),
-            coflow_sent_bytes=coflow_sent,
-            coflow_link_bytes=coflow_link_bytes,
-            stage_weight=lambda: self.stage_weight[stages],
-            stage_followed=lambda: self.stage_followed[stages],
-            stage_start_s=lambda: self.stage_start[stages],
-            stage_link_bytes=stage_link_bytes,
-            job_stage=lambda: np.array([s_local[int(s)] for s in self.job_stage[jobs]],
-                                       dtype=np.int64),
-            job_remaining_iterations=lambda: self.job_iters[jobs] - self.job_iter[jobs],
-            job_critical_path_s=critical_path,
-            job_link_bytes=job_link_bytes,
-        )
-        return view, cids
+        """The policy's read-only view now, and the coflow ids (cids) its rows stand for
+        (built by ``emulation.view``)."""
+        return self._views.build(self)
 
     def records(self, facts: dict[str, Any] | None = None) -> Records:
         """Everything that happened, as rows for the record files."""
