@@ -1,7 +1,7 @@
 """Cost of one max-min refill under exact per-flow fair sharing on the FB trace: a full
-progressive fill (``kernels._fill``) against the recorded fill refilled from the first
-round the completions change (``kernels._rounds`` / ``kernels._refill_from``, what the
-engine's compiled flow-event loop does), on the same consecutive inputs.
+progressive fill (``allocation_kernels._fill``) against the recorded fill refilled from
+the first round the completions change (``refill_kernels._rounds`` / ``_refill_from``,
+what the engine's compiled flow-event loop does), on the same consecutive inputs.
 
     .venv/bin/python benchmarks/fair_refill.py [--start 15000] [--steps 800] [--reps 3]
 
@@ -28,11 +28,11 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 def capture(start: int, steps: int):
     """(path_links, cap, index, [(path counts, link counts), ...]) of consecutive calls."""
-    from emulation import kernels
+    from emulation.fluid import allocation_kernels
     from emulation.fluid import simulator as sim_mod
     from emulation.scheduler import make_policy
     from fluid_speed import _trace_topo
-    orig = kernels.priority_rates
+    orig = allocation_kernels.priority_rates
     caps: list[tuple[np.ndarray, np.ndarray]] = []
     calls = [0]
 
@@ -43,13 +43,13 @@ def capture(start: int, steps: int):
         return orig(*a)
 
     trace, topo = _trace_topo("fb")
-    sim_mod.kernels.priority_rates = wrapped
+    sim_mod.allocation_kernels.priority_rates = wrapped
     try:
         sim = sim_mod.FluidSimulator(trace, topo, make_policy("fair"), realloc="flow",
                                      reuse_decisions=False)
         sim.run()
     finally:
-        sim_mod.kernels.priority_rates = orig
+        sim_mod.allocation_kernels.priority_rates = orig
     best: list = []
     cur: list = []
     for w, lf in caps:  # longest stretch where counts only fall
@@ -65,10 +65,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=800, help="calls captured")
     ap.add_argument("--reps", type=int, default=3, help="timing passes")
     args = ap.parse_args()
-    from emulation import kernels as K
+    from emulation.fluid import allocation_kernels as A, refill_kernels as R
     pl, cap, (ptr, owners), seq = capture(args.start, args.steps)
     nl, npaths = len(cap), len(pl)
-    tol = K._tolerance(cap)
+    tol = A._tolerance(cap)
     print(f"{len(seq) - 1} consecutive refills after flow completions "
           f"({int((seq[0][0] > 0).sum())} active paths at the start)")
 
@@ -77,7 +77,7 @@ def main() -> None:
         for w, lf in seq[1:]:
             out = np.empty(npaths)
             t0 = time.perf_counter()
-            K._fill(pl, ptr, owners, cap.copy(), w, lf.copy(), out, tol)
+            A._fill(pl, ptr, owners, cap.copy(), w, lf.copy(), out, tol)
             t += time.perf_counter() - t0
             outs.append(out[w > 0])
         return t, outs
@@ -95,7 +95,7 @@ def main() -> None:
                np.zeros(nl + 2, dtype=np.int64)]
         bufs = [np.empty(4 * nl, dtype=np.int64), np.empty(4 * nl), np.empty(4 * nl, dtype=np.int64)]
         out = np.empty(npaths)
-        rounds, nfro, *bufs = K._rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w0, out,
+        rounds, nfro, *bufs = R._rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w0, out,
                                         tol, fr, forder, 0, *rec, *bufs)
         drop = np.zeros(nl, dtype=np.int64)
         prev, t, outs, redo_r, redo_p = w0, 0.0, [], [], []
@@ -109,7 +109,7 @@ def main() -> None:
             for p in gone:
                 np.add.at(drop, pl[p][pl[p] != nl - 1], prev[p] - w[p])
             t0 = time.perf_counter()
-            rounds, nfro, *bufs = K._refill_from(r0, drop, changed, len(changed), cap, tol, pl,
+            rounds, nfro, *bufs = R._refill_from(r0, drop, changed, len(changed), cap, tol, pl,
                                                  ptr, owners, c, cnt, w, out, live, fr, forder,
                                                  nfro, *rec, *bufs)
             t += time.perf_counter() - t0

@@ -176,8 +176,8 @@ def _compile(cache_dir: str | None, q: mp.Queue) -> None:
 
 def compile_kernels(cold: bool) -> float:
     """Seconds to get every kernel ready in a fresh process: compiled from source without
-    the on-disk cache (``cold``) or from numba's cache next to ``emulation/kernels.py``
-    (compiling and filling it if stale)."""
+    the on-disk cache (``cold``) or from numba's cache next to the kernel modules
+    (``emulation.kernels.MODULES``; compiling and filling it if stale)."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     with tempfile.TemporaryDirectory() as cache_dir:

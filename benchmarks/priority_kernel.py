@@ -1,15 +1,15 @@
 """Per-call cost of the strict-priority allocation kernel on real inputs from the FB trace.
 
     .venv/bin/python benchmarks/priority_kernel.py [--policy beamer] [--every 10]
-        [--offline] [--reps 5] [--variant path/to/kernels_copy.py]
+        [--offline] [--reps 5] [--variant path/to/allocation_kernels_copy.py]
 
 Runs the FB2010 trace (``data/``) once under ``--policy`` in its default reallocation
 mode (``--offline``: all coflows at t = 0, unlimited classes), keeps a copy of the
-inputs of every ``--every``-th call of ``kernels.priority_rates``, then times the kernel
-on those inputs: the minimum over ``--reps`` passes of the mean milliseconds per call.
-With ``--variant`` (a modified copy of ``emulation/kernels.py``) both are timed
-alternately on the same inputs and the rates are compared bit for bit, which is how the
-variants in ``docs/speed.md`` were judged. Prints flows, classes and distinct paths of a
+inputs of every ``--every``-th call of ``allocation_kernels.priority_rates``, then times
+the kernel on those inputs: the minimum over ``--reps`` passes of the mean milliseconds
+per call. With ``--variant`` (a modified copy of ``emulation/fluid/allocation_kernels.py``)
+both are timed alternately on the same inputs and the rates are compared bit for bit,
+which is how the variants in ``docs/speed.md`` were judged. Prints flows, classes and distinct paths of a
 few captured calls.
 """
 from __future__ import annotations
@@ -31,11 +31,11 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 def capture(policy: str, every: int, offline: bool) -> list[tuple]:
     """Inputs of every ``every``-th priority_rates call of one FB run (copies)."""
-    from emulation import kernels
+    from emulation.fluid import allocation_kernels
     from emulation.fluid import simulator as sim_mod
     from emulation.scheduler import POLICIES, make_policy
     from fluid_speed import _trace_topo
-    orig = kernels.priority_rates
+    orig = allocation_kernels.priority_rates
     caps: list[tuple] = []
     calls = [0]
 
@@ -46,14 +46,14 @@ def capture(policy: str, every: int, offline: bool) -> list[tuple]:
         return orig(*args)
 
     trace, topo = _trace_topo("fb")
-    sim_mod.kernels.priority_rates = wrapped
+    sim_mod.allocation_kernels.priority_rates = wrapped
     try:
         sim_mod.FluidSimulator(trace, topo, make_policy(policy),
                                realloc=POLICIES[policy].default_realloc,
                                release_at_zero=offline,
                                priority_classes=0 if offline else 8).run()
     finally:
-        sim_mod.kernels.priority_rates = orig
+        sim_mod.allocation_kernels.priority_rates = orig
     return caps
 
 
@@ -65,7 +65,7 @@ def time_calls(fn, caps: list[tuple]) -> tuple[float, list[np.ndarray]]:
 
 
 def main() -> int:
-    from emulation import kernels
+    from emulation.fluid import allocation_kernels
     from emulation.scheduler import POLICIES
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,7 +74,7 @@ def main() -> int:
     ap.add_argument("--offline", action="store_true",
                     help="all coflows at t = 0, unlimited priority classes")
     ap.add_argument("--reps", type=int, default=5, help="timing passes (minimum kept)")
-    ap.add_argument("--variant", type=Path, help="a modified copy of emulation/kernels.py")
+    ap.add_argument("--variant", type=Path, help="a modified copy of emulation/fluid/allocation_kernels.py")
     args = ap.parse_args()
     if args.every < 1 or args.reps < 1:
         ap.error("--every and --reps must be >= 1")
@@ -86,7 +86,7 @@ def main() -> int:
     print(f"{len(caps)} calls captured; flows / classes / distinct paths of a few:")
     for c in caps[:: max(1, len(caps) // 5)]:
         print(f"  {len(c[0]):8d} {c[3]:5d} {len(np.unique(c[0])):7d}")
-    fns = {"kernels.py": kernels.priority_rates}
+    fns = {"allocation_kernels.py": allocation_kernels.priority_rates}
     if args.variant is not None:
         # a fresh copy per run: numba's on-disk cache of a file loaded by path would be
         # stale or unloadable in the next run (it compiles here, about 15 s)

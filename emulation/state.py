@@ -1,5 +1,6 @@
-"""Cluster state shared by both backends: the trace's tables, the BSP job state machine,
-active coflows and flows, the scheduler ``View``, and the records.
+"""The run state shared by both backends: the BSP job state machine over a compiled trace
+(``emulation/compiled_trace.py``), its timers, the active coflows and flows, and the
+records (``Records``, ``FlowColumns``).
 
 ``ClusterState`` knows what must happen next in trace order (stage starts, compute ends,
 coflow releases, job and stage completions) and keeps those timers on its own heap with
@@ -7,23 +8,25 @@ a counter for deterministic ties. A backend moves time: the fluid engine by comp
 rates, the Mininet driver by wall-clock and the agents' reports. Either calls
 ``complete_flows`` for flows that finished, then ``fire_timers`` up to now. The Mininet
 scheduler process keeps a shadow ``ClusterState`` fed with the same calls, so the same
-policy sees the same kind of view in both backends.
+policy sees the same kind of view (``emulation/view.py``) in both backends.
 """
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from emulation import kernels
+from emulation.compiled_trace import CompiledTrace, compile_trace
+from emulation.fluid.event_kernels import retire_flows
+from emulation.ids import coflow_id, flow_id
 from emulation.records import FLOW_COLUMNS
-from workloads.hpo import planned_successors
 from emulation.scheduler.base import View
 from emulation.topology import Topology
+from emulation.view import ViewBuilder
 from workloads.trace import Trace
 
 STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
@@ -79,135 +82,30 @@ class Records:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def _csr(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ptr, column, value) of the nonzero entries of a 2-D array, row by row."""
-    rows, cols = np.nonzero(m)
-    ptr = np.searchsorted(rows, np.arange(m.shape[0] + 1)).astype(np.int64)
-    return ptr, cols.astype(np.int64), m[rows, cols].astype(float)
-
-
 class ClusterState:
-    """Tables of a trace on a topology plus everything that changes during a run."""
+    """One run of a trace on a topology: its compiled trace (``compiled``,
+    ``emulation/compiled_trace.py``), the BSP job state machine and its timers, active
+    coflows and flows, the records.
+
+    The compiled trace's tables read through as attributes (``state.tf_size`` is
+    ``state.compiled.tf_size``; read-only). A backend sets ``now``, the active flows'
+    rates (``a_rate``) and, from reports, their bytes left (``a_rem``); every other change
+    goes through the methods: ``fire_timers``, ``complete_flows``, ``record_completed``,
+    ``truncate_active``."""
 
     def __init__(self, trace: Trace, topology: Topology, *, release_at_zero: bool = False,
                  record_events: bool = False):
-        self.trace, self.topo = trace, topology
-        self.release_at_zero = release_at_zero
+        self.compiled = compile_trace(trace, topology, release_at_zero=release_at_zero)
         self.record_events = record_events
-        self._build()
         self._reset()
         for s in range(len(self.stage_ids)):
             if self.stage_deps_left[s] == 0:
                 self._push(self.stage_arrival[s], STAGE_START, s)
 
-    def _build(self) -> None:
-        topo = self.topo
-        L = len(topo.links)
-        self.L = L
-        self.cap_bps = np.array([l.rate_bps for l in topo.links], dtype=float)
-        self.cap = np.concatenate([self.cap_bps / 8.0, [np.inf]])  # bytes/s, dummy last
-        path_cache: dict[tuple[str, str], int] = {}
-        paths: list[list[int]] = []
-        tf_pid: list[int] = []
-        stages = self.trace.stages()
-        self.stage_ids = [s.stage_id for s in stages]
-        sidx = {sid: i for i, sid in enumerate(self.stage_ids)}
-        arrival = {a.app_id: a.arrival_s for a in self.trace.apps}
-        self.stage_app = [s.app_id for s in stages]
-        self.stage_weight = np.array([s.weight for s in stages], dtype=float)
-        followed = planned_successors(self.trace)
-        self.stage_followed = np.array([s.stage_id in followed for s in stages], dtype=bool)
-        self.stage_arrival = np.array(
-            [0.0 if self.release_at_zero else arrival[s.app_id] for s in stages])
-        self.stage_deps_left = np.array([len(s.depends_on) for s in stages], dtype=np.int64)
-        self.stage_children: list[list[int]] = [[] for _ in stages]
-        for i, s in enumerate(stages):
-            for d in s.depends_on:
-                self.stage_children[sidx[d]].append(i)
-        # jobs and their per-iteration coflow templates
-        job_stage, job_iters, job_compute, job_t0, job_t1, self.job_ids = [], [], [], [], [], []
-        self.stage_jobs: list[list[int]] = []
-        tf_size, tf_src, tf_dst = [], [], []
-        t_f0, t_f1, t_job = [], [], []
-        P = 1
-        for si, s in enumerate(stages):
-            js = []
-            for job in s.jobs:
-                j = len(self.job_ids)
-                js.append(j)
-                self.job_ids.append(job.job_id)
-                job_stage.append(si)
-                job_iters.append(job.iterations)
-                job_compute.append(job.compute_s)
-                job_t0.append(len(t_f0))
-                for c in job.coflows:
-                    t_f0.append(len(tf_size))
-                    t_job.append(j)
-                    for f in c.flows:
-                        key = (f.src, f.dst)
-                        pid = path_cache.get(key)
-                        if pid is None:
-                            pid = path_cache[key] = len(paths)
-                            paths.append(topo.path_indices(f.src, f.dst))
-                            P = max(P, len(paths[-1]))
-                        tf_pid.append(pid)
-                        tf_size.append(f.size_bytes)
-                        tf_src.append(f.src)
-                        tf_dst.append(f.dst)
-                    t_f1.append(len(tf_size))
-                job_t1.append(len(t_f0))
-            self.stage_jobs.append(js)
-        self.P = P
-        path_links = np.full((len(paths), P), L, dtype=np.int64)
-        for i, p in enumerate(paths):
-            path_links[i, : len(p)] = p
-        self.path_links = path_links
-        self.tf_pid = np.array(tf_pid, dtype=np.int64)
-        self.tf_links = path_links[self.tf_pid] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
-        self.tf_size = np.array(tf_size, dtype=float)
-        # a flow with at most this many bytes left has finished (rounding residue)
-        self.tf_tol = 1e-9 * self.tf_size + 1e-6
-        self.tf_src, self.tf_dst = tf_src, tf_dst
-        self.t_f0 = np.array(t_f0, dtype=np.int64)
-        self.t_f1 = np.array(t_f1, dtype=np.int64)
-        self.job_stage = np.array(job_stage, dtype=np.int64)
-        self.job_iters = np.array(job_iters, dtype=np.int64)
-        self.job_compute = np.array(job_compute, dtype=float)
-        self.job_t0 = np.array(job_t0, dtype=np.int64)
-        self.job_t1 = np.array(job_t1, dtype=np.int64)
-        T = len(t_f0)
-        # per-template bytes on each link (T x L) and uncontended time
-        tl = np.zeros((T, L + 1))
-        if T:
-            tmpl_of_tf = np.repeat(np.arange(T), self.t_f1 - self.t_f0)
-            np.add.at(tl, (np.repeat(tmpl_of_tf, P), self.tf_links.ravel()),
-                      np.repeat(self.tf_size, P))
-        self.tmpl_lb = tl[:, :L]
-        self.tmpl_sync_s = (self.tmpl_lb / self.cap[None, :L]).max(axis=1, initial=0.0)
-        self.tmpl_size = np.array([self.tf_size[a:b].sum() for a, b in zip(t_f0, t_f1)])
-        # suffix sums inside a job's iteration: bytes / time of templates after template t
-        self.tmpl_after_lb = np.zeros_like(self.tmpl_lb)
-        self.tmpl_after_s = np.zeros(T)
-        J = len(self.job_ids)
-        self.job_iter_lb = np.zeros((J, L))
-        self.job_iter_sync_s = np.zeros(J)
-        for j in range(J):
-            a, b = self.job_t0[j], self.job_t1[j]
-            acc_lb, acc_s = np.zeros(L), 0.0
-            for t in range(b - 1, a - 1, -1):
-                self.tmpl_after_lb[t] = acc_lb
-                self.tmpl_after_s[t] = acc_s
-                acc_lb = acc_lb + self.tmpl_lb[t]
-                acc_s += self.tmpl_sync_s[t]
-            self.job_iter_lb[j] = acc_lb
-            self.job_iter_sync_s[j] = acc_s
-        # the same two tables as sparse rows (CSR), for the view's stage loads
-        self.job_lb_csr = _csr(self.job_iter_lb)
-        self.tmpl_after_csr = _csr(self.tmpl_after_lb)
-
     def _reset(self) -> None:
         S, J = len(self.stage_ids), len(self.job_ids)
         self.now = 0.0
+        self.stage_deps_left = self.compiled.stage_num_deps.copy()
         self._heap: list = []
         self._counter = 0
         self.events: list[tuple[float, str, str]] = []
@@ -232,8 +130,8 @@ class ClusterState:
         self.active_coflows: dict[int, None] = {}
         # bumped whenever the sets of active coflows, stages or jobs change: the view's
         # index part (ids, local numbering) is rebuilt only then, not at every flow event
-        self._structure_version = 0
-        self._view_index: tuple[int, tuple] | None = None
+        self.structure_version = 0
+        self._views = ViewBuilder()
         # active flows: a_* are the first rows of buffers that grow by doubling, so a
         # release appends in O(its flows) instead of copying every active flow; the fluid
         # engine replaces a_rate by its own array (zeros elsewhere)
@@ -275,8 +173,7 @@ class ClusterState:
 
     def coflow_sizes_bytes(self) -> np.ndarray:
         """Sizes of every coflow instance the trace will release (for policies' prepare)."""
-        tmpl_job = np.repeat(np.arange(len(self.job_ids)), self.job_t1 - self.job_t0)
-        return np.repeat(self.tmpl_size, self.job_iters[tmpl_job]) if len(tmpl_job) else np.zeros(0)
+        return self.compiled.coflow_sizes_bytes()
 
     def _log(self, kind: str, ident: str) -> None:
         if self.record_events:
@@ -286,7 +183,7 @@ class ClusterState:
     def _start_stage(self, s: int) -> None:
         self.stage_start[s] = self.now
         self.active_stages[s] = None
-        self._structure_version += 1
+        self.structure_version += 1
         self._log("stage_start", self.stage_ids[s])
         for j in self.stage_jobs[s]:
             if self.job_t1[j] == self.job_t0[j]:  # compute only: no network traffic
@@ -315,9 +212,9 @@ class ClusterState:
             self._c_left_buf = np.concatenate([self._c_left_buf, np.zeros_like(self._c_left_buf)])
         self._c_left_buf[cid] = b - a
         self.c_flows_left = self._c_left_buf[:cid + 1]
-        self.c_ids.append(f"{self.job_ids[j]}/i{self.job_iter[j]}/c{k}")
+        self.c_ids.append(coflow_id(self.job_ids[j], self.job_iter[j], k))
         self.active_coflows[cid] = None
-        self._structure_version += 1
+        self.structure_version += 1
         self.job_phase[j] = k
         self.job_coflow[j] = cid
         self._append_active(a_tf=np.arange(a, b), a_cf=cid, a_pid=self.tf_pid[a:b],
@@ -358,9 +255,9 @@ class ClusterState:
         start = self.a_start[idx] if starts is None else np.asarray(starts, dtype=float)
         start = np.where(np.isnan(start), ends, start)
         self._done_chunks.append((self.a_tf[idx], cf, start, ends))
-        n = kernels.retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid,
-                                 self.a_rem, self.a_start, self.a_rate, self.a_tol,
-                                 self.path_flows, self.link_flows, self.path_links)
+        n = retire_flows(idx, len(self.a_tf), self.a_tf, self.a_cf, self.a_pid, self.a_rem,
+                         self.a_start, self.a_rate, self.a_tol, self.path_flows,
+                         self.link_flows, self.path_links)
         self.truncate_active(n)
         done = []
         for cid, k in zip(*(u.tolist() for u in np.unique(cf, return_counts=True))):
@@ -385,7 +282,7 @@ class ClusterState:
     def _coflow_done(self, cid: int) -> None:
         self.c_end[cid] = self.now
         del self.active_coflows[cid]
-        self._structure_version += 1
+        self.structure_version += 1
         self._log("coflow_end", self.c_ids[cid])
         j = self.c_job[cid]
         self.job_coflow[j] = -1
@@ -401,7 +298,7 @@ class ClusterState:
 
     def _job_done(self, j: int) -> None:
         self.job_done[j] = True
-        self._structure_version += 1
+        self.structure_version += 1
         s = int(self.job_stage[j])
         self.stage_jobs_left[s] -= 1
         if self.stage_jobs_left[s] == 0:
@@ -413,113 +310,10 @@ class ClusterState:
                 if self.stage_deps_left[child] == 0:
                     self._push(max(self.now, self.stage_arrival[child]), STAGE_START, child)
 
-    def _index(self) -> tuple:
-        """The view's index part: active coflow ids (cids), stages, jobs, their local
-        numbering and id tuples; cached until the active sets change (read-only arrays)."""
-        if self._view_index is not None and self._view_index[0] == self._structure_version:
-            return self._view_index[1]
-        cids = np.fromiter(self.active_coflows, dtype=np.int64, count=len(self.active_coflows))
-        stages = np.fromiter(self.active_stages, dtype=np.int64, count=len(self.active_stages))
-        s_local = {int(s): i for i, s in enumerate(stages)}
-        jobs = np.array([j for s in stages for j in self.stage_jobs[s] if not self.job_done[j]],
-                        dtype=np.int64)
-        j_local = np.full(len(self.job_ids), -1, dtype=np.int64)
-        j_local[jobs] = np.arange(len(jobs))
-        c_local = np.full(len(self.c_job), -1, dtype=np.int64)
-        c_local[cids] = np.arange(len(cids))
-        c_job = np.array([self.c_job[c] for c in cids], dtype=np.int64)
-        for a in (cids, stages, jobs, j_local, c_local, c_job):
-            a.setflags(write=False)
-        out = (cids, stages, s_local, jobs, j_local, c_local, c_job,
-               tuple(self.c_ids[c] for c in cids), tuple(self.stage_ids[s] for s in stages),
-               tuple(self.job_ids[j] for j in jobs))
-        self._view_index = (self._structure_version, out)
-        return out
-
     def view(self) -> tuple[View, np.ndarray]:
-        """The policy's read-only view now, and the coflow ids (cids) its rows stand for."""
-        (cids, stages, s_local, jobs, j_local, c_local, c_job, coflow_ids, stage_ids,
-         job_ids) = self._index()
-        L, C = self.L, len(cids)
-        cache: dict[str, np.ndarray] = {}
-
-        def coflow_link_bytes() -> np.ndarray:
-            if "clb" not in cache:
-                m = kernels.coflow_link_bytes(c_local, self.a_cf, self.a_pid, self.a_rem,
-                                              self.path_links, C, L + 1)
-                cache["clb"] = m[:, :L]
-            return cache["clb"]
-
-        def coflow_sent() -> np.ndarray:
-            rem = np.bincount(c_local[self.a_cf], weights=self.a_rem, minlength=C)
-            return np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]) - rem
-
-        def remaining_link_bytes(rows: np.ndarray, num_rows: int) -> np.ndarray:
-            """Bytes every remaining iteration of each active job puts on each link,
-            summed into row ``rows[k]`` for job ``jobs[k]``."""
-            if not len(jobs):
-                return np.zeros((num_rows, L))
-            ph = self.job_phase[jobs]
-            full = self.job_iters[jobs] - self.job_iter[jobs] - (ph >= 0)
-            inflight_t = np.where(ph >= 0, self.job_t0[jobs] + ph, -1)
-            cur = np.where(ph >= 0, c_local[self.job_coflow[jobs]], -1)
-            clb = coflow_link_bytes() if (cur >= 0).any() else np.zeros((0, L))
-            return kernels.stage_link_bytes(jobs, rows, full, inflight_t, cur,
-                                            *self.job_lb_csr, *self.tmpl_after_csr,
-                                            np.ascontiguousarray(clb), num_rows, L)
-
-        def stage_link_bytes() -> np.ndarray:
-            s_row = np.array([s_local[int(s)] for s in self.job_stage[jobs]], dtype=np.int64)
-            return remaining_link_bytes(s_row, len(stages))
-
-        def job_link_bytes() -> np.ndarray:
-            return remaining_link_bytes(np.arange(len(jobs), dtype=np.int64), len(jobs))
-
-        def critical_path() -> np.ndarray:
-            ph = self.job_phase[jobs]
-            it = self.job_iter[jobs]
-            iter_s = self.job_compute[jobs] + self.job_iter_sync_s[jobs]
-            cp = (self.job_iters[jobs] - it - 1) * iter_s
-            computing = ph < 0
-            cp[computing] += (np.maximum(self.job_compute_end[jobs[computing]] - self.now, 0.0)
-                              + self.job_iter_sync_s[jobs[computing]])
-            compute_only = self.job_t1[jobs] == self.job_t0[jobs]
-            cp[compute_only] = 0.0
-            inflight = np.flatnonzero(ph >= 0)
-            if len(inflight):
-                # the in-flight coflow counts whole (its uncontended time), not by the bytes
-                # left: two equal jobs then keep their order while their flows progress,
-                # instead of swapping priority at every event (costly for real TCP)
-                t = self.job_t0[jobs[inflight]] + ph[inflight]
-                cp[inflight] += self.tmpl_sync_s[t] + self.tmpl_after_s[t]
-            return cp
-
-        # cheap fields are callables too: a policy pays only for what it reads
-        view = View(
-            now_s=self.now,
-            coflow_ids=coflow_ids,
-            stage_ids=stage_ids,
-            job_ids=job_ids,
-            capacity_bps=self.cap_bps,
-            coflow_stage=lambda: np.array([s_local[int(self.job_stage[j])] for j in c_job],
-                                          dtype=np.int64),
-            coflow_job=lambda: j_local[c_job],
-            coflow_release_s=lambda: np.array([self.c_release[c] for c in cids]),
-            coflow_seq=cids,
-            coflow_size_bytes=lambda: np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids]),
-            coflow_sent_bytes=coflow_sent,
-            coflow_link_bytes=coflow_link_bytes,
-            stage_weight=lambda: self.stage_weight[stages],
-            stage_followed=lambda: self.stage_followed[stages],
-            stage_start_s=lambda: self.stage_start[stages],
-            stage_link_bytes=stage_link_bytes,
-            job_stage=lambda: np.array([s_local[int(s)] for s in self.job_stage[jobs]],
-                                       dtype=np.int64),
-            job_remaining_iterations=lambda: self.job_iters[jobs] - self.job_iter[jobs],
-            job_critical_path_s=critical_path,
-            job_link_bytes=job_link_bytes,
-        )
-        return view, cids
+        """The policy's read-only view now, and the coflow ids (cids) its rows stand for
+        (built by ``emulation.view``)."""
+        return self._views.build(self)
 
     def records(self, facts: dict[str, Any] | None = None) -> Records:
         """Everything that happened, as rows for the record files."""
@@ -535,7 +329,8 @@ class ClusterState:
         c_ids, tf_src, tf_dst = self.c_ids, self.tf_src, self.tf_dst
         flows = FlowColumns(
             strings={
-                "flow_id": lambda: [f"{c_ids[c]}/f{i}" for c, i in zip(cf.tolist(), local.tolist())],
+                "flow_id": lambda: [flow_id(c_ids[c], i)
+                                    for c, i in zip(cf.tolist(), local.tolist())],
                 "coflow_id": lambda: [c_ids[c] for c in cf.tolist()],
                 "src": lambda: [tf_src[i] for i in tf.tolist()],
                 "dst": lambda: [tf_dst[i] for i in tf.tolist()],
@@ -568,3 +363,12 @@ class ClusterState:
             })
         return Records(stages=stages, coflows=coflows, flows=flows, events=self.events,
                        facts={"num_links": self.L, "simulated_s": self.now, **(facts or {})})
+
+
+def _read_through(name: str) -> property:
+    return property(lambda self: getattr(self.compiled, name),
+                    doc=f"``compiled.{name}`` (static, read-only)")
+
+
+for _name in (f.name for f in fields(CompiledTrace)):
+    setattr(ClusterState, _name, _read_through(_name))

@@ -32,7 +32,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   echo "$want" > "$stamp"
 fi
 
-# Compile the fluid simulator's numba kernels now (cached beside emulation/kernels.py, or in
-# NUMBA_CACHE_DIR), so that the first run does not pay it silently; a second call only
-# reads the cache index (about a second).
+# Compile the numba kernels now (cached beside each module of emulation.kernels.MODULES,
+# or in NUMBA_CACHE_DIR), so that the first run does not pay it silently; a second call
+# only reads the cache index (about a second).
 .venv/bin/python -c 'import sys; from emulation.fluid.run import ensure_kernels; ensure_kernels(sys.stdout, prefix="setup: ")'

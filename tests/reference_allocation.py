@@ -1,6 +1,6 @@
 """Reference (pure numpy) formulation of the fluid simulator's rate allocation.
 
-The vectorised numpy code the compiled kernels of ``emulation/kernels.py`` must match
+The vectorised numpy code the compiled kernels of ``emulation/fluid/allocation_kernels.py`` must match
 (plus the same rule that a residual capacity below the 'full' tolerance is 0);
 ``tests/test_allocation.py`` checks on random inputs that both give the same rates. Not
 used by the simulator.
@@ -177,7 +177,7 @@ def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
     return rate + maxmin_paths(pid, path_links, c, index)
 
 
-# ---- BSSI: the numpy loop that emulation.kernels.bssi_back must match
+# ---- BSSI: the numpy loop that emulation.scheduler.bssi_kernel.bssi_back must match
 _TIE = 1e-9
 
 

@@ -188,12 +188,12 @@ def test_negative_classes_and_ranks_are_rejected():
 def test_compiled_effective_bottleneck_matches_numpy(data):
     """Varys's Gamma through the kernel equals the plain numpy expression, on a
     read-only, non-contiguous slice like the view's coflow_link_bytes."""
-    from emulation import kernels
+    from emulation.view_kernels import max_scaled_rows
     C, L = data.draw(st.integers(1, 8)), data.draw(st.integers(1, 6))
     vals = st.sampled_from([0.0, 1.0, 3.3, 1e9 / 7, 0.1 + 0.2])
     m = np.array(data.draw(st.lists(vals, min_size=C * (L + 1), max_size=C * (L + 1))))
     m = m.reshape(C, L + 1)[:, :L]
     m.setflags(write=False)
     cap = np.array(data.draw(st.lists(st.sampled_from([1e9, 1e10, 2.5e9]), min_size=L, max_size=L)))
-    np.testing.assert_array_equal(kernels.max_scaled_rows(m, 8.0, cap),
+    np.testing.assert_array_equal(max_scaled_rows(m, 8.0, cap),
                                   (m * 8.0 / cap[None, :]).max(axis=1))

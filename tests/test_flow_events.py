@@ -1,5 +1,5 @@
-"""The compiled loop for events that only complete flows (``kernels.flow_events``) used
-for policies that declare ``same_decision_at_flow_completions`` (fair sharing): exact
+"""The compiled loop for events that only complete flows (``event_kernels.flow_events``)
+used for policies that declare ``same_decision_at_flow_completions`` (fair sharing): exact
 times by hand, and records bit-identical to asking the policy at every event."""
 import numpy as np
 import pytest
@@ -113,7 +113,8 @@ def _paths(topo):
 def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
     """Chains of flow removals: the recorded fill refilled from round r0
     (``_refill_from``) gives bit for bit the rates of a fresh ``_fill``."""
-    from emulation import kernels as K
+    from emulation.fluid.allocation_kernels import _fill, _tolerance
+    from emulation.fluid.refill_kernels import _refill_from, _rounds
     from emulation.fluid.allocation import link_index
     rng = np.random.default_rng(7)
     net = (big_switch(5, 8.0) if topo == "big_switch"
@@ -124,7 +125,7 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
     checked = 0
     for _ in range(150):
         cap = np.concatenate([rng.choice([1.0, 2.0, 3.0, 7.0], nl - 1), [np.inf]])
-        tol = K._tolerance(cap)
+        tol = _tolerance(cap)
         w = rng.integers(0, 3, npaths).astype(np.int64)
         counts = lambda w: np.bincount(pl[np.repeat(np.arange(npaths), w)].ravel(),
                                        minlength=nl).astype(np.int64)
@@ -140,10 +141,10 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
                np.zeros(nl + 2, dtype=np.int64)]  # rstart, m_of, lev, loff
         bufs = (np.empty(2, dtype=np.int64), np.empty(2), np.empty(2, dtype=np.int64))
         out = np.empty(npaths)
-        _, nfro, *bufs = K._rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w, out, tol,
+        _, nfro, *bufs = _rounds(0, nlive, live, 0.0, pl, ptr, owners, c, cnt, w, out, tol,
                                    fr, forder, 0, *rec, *bufs)
         want = np.empty(npaths)  # the recording fill is _fill's loop, op for op
-        K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want, tol)
+        _fill(pl, ptr, owners, cap.copy(), w, counts(w), want, tol)
         assert np.array_equal(out[w > 0], want[w > 0])
         drop = np.zeros(nl, dtype=np.int64)
         while (w > 0).sum() > 1:
@@ -154,12 +155,12 @@ def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
             for p in gone:
                 w[p] -= 1
                 np.add.at(drop, pl[p][pl[p] != nl - 1], 1)
-            _, nfro, *bufs = K._refill_from(r0, drop, changed, len(changed), cap, tol, pl,
+            _, nfro, *bufs = _refill_from(r0, drop, changed, len(changed), cap, tol, pl,
                                             ptr, owners, c, cnt, w, out, live, fr, forder,
                                             nfro, *rec, *bufs)
             assert not drop.any()  # scratch restored
             want = np.empty(npaths)
-            K._fill(pl, ptr, owners, cap.copy(), w, counts(w), want, tol)
+            _fill(pl, ptr, owners, cap.copy(), w, counts(w), want, tol)
             assert np.array_equal(out[w > 0], want[w > 0])
             checked += 1
     assert checked > 300

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from emulation.fluid.simulator import FluidSimulator
+from emulation.ids import parse_flow_id
 from emulation.scheduler import POLICIES, make_policy
 from emulation.topology import big_switch, leaf_spine
 from tests.helpers import draw_flow, tiny_trace
@@ -115,7 +116,7 @@ def delivered_bytes(sim, res):
     end = {}
     for fid, cid, e in zip(f["flow_id"], f["coflow_id"], f["end_s"]):
         c = cid_of[cid]
-        tf = int(t0[c]) + int(fid.rsplit("/f", 1)[1])
+        tf = int(t0[c]) + parse_flow_id(fid)[1]
         end[(c << 32) | tf] = e
     got = dict.fromkeys(end, 0.0)
     times = [a[0] for a in sim.allocations] + [np.inf]
@@ -145,7 +146,7 @@ def test_bytes_delivered_measured_from_rates_equal_the_flow_sizes(trace, policy,
     t0 = sim.state.t_f0[np.array(sim.state.c_tmpl)]
     for (fid, cid), size in sizes.items():
         c = cid_of[cid]
-        want[(c << 32) | (int(t0[c]) + int(fid.rsplit("/f", 1)[1]))] = float(size)
+        want[(c << 32) | (int(t0[c]) + parse_flow_id(fid)[1])] = float(size)
     assert want.keys() == got.keys()
     for k in want:
         assert abs(got[k] - want[k]) <= 1e-6 * want[k] + 1e-6, (k, got[k], want[k])

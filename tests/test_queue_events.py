@@ -1,8 +1,8 @@
 """``realloc="queues"``: the policy decides at coflow-level events, rates are re-shared at
 every flow completion under its last classes (strict-priority switch queues). Times by
-hand, the compiled loop (``kernels.queue_events``) bit-identical to the Python path that
-recomputes ``priority_rates`` at every event, and Sincronia's own simulator's avg CCT on
-the first 50 FB2010 coflows."""
+hand, the compiled loop (``event_kernels.queue_events``) bit-identical to the Python path
+that recomputes ``priority_rates`` at every event, and Sincronia's own simulator's avg
+CCT on the first 50 FB2010 coflows."""
 from pathlib import Path
 
 import numpy as np
@@ -173,7 +173,7 @@ def _random_state(rng):
 def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, owners):
     """The engine's Python path for flow-only events: time_to_finish, advance, the stop
     rules, retire_flows, priority_rates; returns what queue_events returns."""
-    from emulation import kernels as K
+    from emulation.fluid import allocation_kernels as A, event_kernels as K
     n, now, steps, done = s["n"], 0.0, 0, []
     w0 = np.zeros(len(s["pl"]), dtype=np.int64)
     lmap = np.full(len(s["cap"]), -1, dtype=np.int64)
@@ -194,7 +194,7 @@ def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, own
         done += [(tf[i], cf[i], e if np.isnan(start[i]) else start[i], e)
                  for i, e in zip(fin, ends)]
         n = K.retire_flows(fin, n, tf, cf, pid, rem, start, rate, tol, pf, lf, s["pl"])
-        rate[:n] = K.priority_rates(pid[:n], cf[:n], s["cls_of"], s["ncls"], pf, lf, s["pl"],
+        rate[:n] = A.priority_rates(pid[:n], cf[:n], s["cls_of"], s["ncls"], pf, lf, s["pl"],
                                     ptr, owners, s["cap"], w0, lmap)
         steps += 1
 
@@ -202,7 +202,7 @@ def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, own
 def test_kernel_equals_the_python_loop_on_random_states():
     """Row for row (so the active rows' order too), with the flow counts per path and
     link, flows left per coflow, completed-flow records and the event handed back."""
-    from emulation import kernels as K
+    from emulation.fluid import allocation_kernels as A, event_kernels as K
     from emulation.fluid.allocation import link_index
     rng = np.random.default_rng(2026)
     multi_step = 0
@@ -213,7 +213,7 @@ def test_kernel_equals_the_python_loop_on_random_states():
         pid = s["cols"][2]
         pf = np.bincount(pid, minlength=len(pl)).astype(np.int64)
         lf = np.bincount(pl[pid].ravel(), minlength=nl).astype(np.int64)
-        s["cols"][5] = K.priority_rates(pid, s["cols"][1], s["cls_of"], s["ncls"], pf, lf, pl,
+        s["cols"][5] = A.priority_rates(pid, s["cols"][1], s["cls_of"], s["ncls"], pf, lf, pl,
                                         ptr, owners, s["cap"], np.zeros(len(pl), dtype=np.int64),
                                         np.full(nl, -1, dtype=np.int64))
         a = [c.copy() for c in s["cols"]] + [s["c_left"].astype(np.int64), pf.copy(), lf.copy()]

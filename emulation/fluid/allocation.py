@@ -4,7 +4,8 @@ Flows are given by path id ``pid`` into ``path_links`` (paths x P int: the link 
 each path, padded with ``len(cap) - 1``, a dummy link of infinite capacity). ``cap`` holds
 capacities in bytes/s with that dummy last. Every function returns rates in bytes/s that
 respect every link's capacity. These are the per-flow entry points (tests, other callers);
-the loops run compiled in ``emulation/kernels.py``, which the simulator calls directly
+the loops run compiled in ``emulation/fluid/allocation_kernels.py``, which the simulator
+calls directly
 with the flow counts ``ClusterState`` keeps per path and link.
 
 - ``maxmin``: progressive filling. All unfrozen flows grow together; when a link fills,
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulation import kernels
+from emulation.fluid import allocation_kernels
 
 Index = tuple[np.ndarray, np.ndarray]
 
@@ -59,7 +60,7 @@ def maxmin(path_links: np.ndarray, cap: np.ndarray, weight: np.ndarray | None = 
         if w.shape != (len(path_links),) or (w < 0).any() or (w != np.round(w)).any():
             raise ValueError("weight must hold one non-negative integer per path")
         w = w.astype(np.int64)
-    return kernels.maxmin_weighted(path_links, ptr, owners, cap, w)
+    return allocation_kernels.maxmin_weighted(path_links, ptr, owners, cap, w)
 
 
 def link_usage(links: np.ndarray, rate: np.ndarray, num_links_padded: int) -> np.ndarray:
@@ -77,10 +78,10 @@ def priority(pid: np.ndarray, path_links: np.ndarray, classes: np.ndarray, cap: 
     ncls = int(cls.max()) + 1 if len(cls) else 0
     path_flows = np.bincount(pid, minlength=len(path_links))
     link_flows = np.bincount(path_links[pid].ravel(), minlength=len(cap))
-    return kernels.priority_rates(pid, np.arange(len(cls)), cls, ncls, path_flows, link_flows,
-                                  path_links, ptr, owners, cap,
-                                  np.zeros(len(path_links), dtype=np.int64),
-                                  np.full(len(cap), -1, dtype=np.int64))
+    return allocation_kernels.priority_rates(pid, np.arange(len(cls)), cls, ncls, path_flows,
+                                             link_flows, path_links, ptr, owners, cap,
+                                             np.zeros(len(path_links), dtype=np.int64),
+                                             np.full(len(cap), -1, dtype=np.int64))
 
 
 def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
@@ -90,5 +91,6 @@ def madd(pid: np.ndarray, path_links: np.ndarray, remaining: np.ndarray,
     ``coflow_rank`` per flow: the rank of its coflow (0 = first)."""
     path_links, cap, ptr, owners = _prepared(path_links, cap, index)
     rank = _ranks(coflow_rank)
-    return kernels.madd_rates(np.asarray(pid, dtype=np.int64), np.arange(len(rank)), rank,
-                              np.asarray(remaining, dtype=float), path_links, ptr, owners, cap)
+    return allocation_kernels.madd_rates(np.asarray(pid, dtype=np.int64), np.arange(len(rank)),
+                                         rank, np.asarray(remaining, dtype=float), path_links,
+                                         ptr, owners, cap)

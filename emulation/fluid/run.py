@@ -131,15 +131,16 @@ def existing_run_error(outdir: str | Path, *, force: bool) -> str | None:
 def _dispatchers() -> list:
     from numba.core.registry import CPUDispatcher
     from emulation import kernels
-    return [v for v in vars(kernels).values() if isinstance(v, CPUDispatcher)]
+    return [v for m in kernels.modules() for v in vars(m).values()
+            if isinstance(v, CPUDispatcher) and v.py_func.__module__ == m.__name__]
 
 
 def kernels_need_compiling() -> bool:
     """True if the next run compiles numba kernels: numba's on-disk cache (``__pycache__``
-    beside ``emulation/kernels.py``, or ``NUMBA_CACHE_DIR``) has no fresh entry for some
-    kernel (a first run on this machine, ``kernels.py`` changed) or caching is off (no
-    writable cache directory). Reads only the cache index files (milliseconds); False if
-    numba's cache layout cannot be read (then nothing is claimed)."""
+    beside each module of ``emulation.kernels.MODULES``, or ``NUMBA_CACHE_DIR``) has no
+    fresh entry for some kernel (a first run on this machine, its module changed) or
+    caching is off (no writable cache directory). Reads only the cache index files
+    (milliseconds); False if numba's cache layout cannot be read (then nothing is claimed)."""
     try:
         for d in _dispatchers():
             cache = d._cache

@@ -5,8 +5,8 @@ state machine and its timer heap (counter for deterministic ties, as SimPy's ``c
 Between events every active flow moves at a constant rate; at each event (stage start,
 compute end -> coflow release, flow and coflow completion, a policy's byte-threshold
 wake-up) the policy sees a fresh ``View``, returns an order, and the allocation kernels
-(``emulation/kernels.py``, compiled) set new rates. Flows that finish within ``1e-9`` s of
-each other are completed together.
+(``emulation/fluid/allocation_kernels.py``, compiled) set new rates. Flows that finish
+within ``1e-9`` s of each other are completed together.
 
 ``allocation`` (default: the policy's own) says how an order becomes rates: ``"priority"``
 (strict priority classes, max-min inside one) or ``"madd"`` (Varys); the packet
@@ -28,7 +28,7 @@ Flows end at their exact times in every mode.
 Events that only complete flows under kept classes (``"queues"``, or ``"flow"`` with a
 policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincronia,
 ``beamer`` and ``beamer-coflow``) run in compiled loops that recompute the rates with the same arithmetic as the Python path:
-``kernels.flow_events`` for one class, ``kernels.queue_events`` for several.
+``event_kernels.flow_events`` for one class, ``event_kernels.queue_events`` for several.
 ``reuse_decisions=False`` takes the Python path instead (and, under ``"flow"``, asks the
 policy every time): the reference the tests compare with; so does a subclass that
 overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from emulation import kernels
+from emulation.fluid import allocation_kernels, event_kernels
 from emulation.fluid.allocation import link_index, link_usage
 from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes
 from emulation.state import EPS_T, ClusterState, Records
@@ -152,9 +152,9 @@ class FluidSimulator:
         n = len(st.a_rem)
         if n:
             tt = self._ttf_buffer(n)[:n]
-            first = kernels.time_to_finish(st.a_rem, st.a_rate, tt, st.a_start, st.now)
+            first = event_kernels.time_to_finish(st.a_rem, st.a_rate, tt, st.a_start, st.now)
             if self.realloc == "coflow":
-                first = kernels.min_coflow_finish(tt, st.a_cf, len(st.c_job))
+                first = event_kernels.min_coflow_finish(tt, st.a_cf, len(st.c_job))
             t_next = min(t_next, st.now + first)
         t_next = min(t_next, self._next_wake())
         if not np.isfinite(t_next):
@@ -165,7 +165,7 @@ class FluidSimulator:
         st.now = max(st.now, t_next)
         if not n:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        finished = kernels.advance(st.a_rem, st.a_rate, tt, st.a_tol, dt, EPS_T)
+        finished = event_kernels.advance(st.a_rem, st.a_rate, tt, st.a_tol, dt, EPS_T)
         return finished, np.minimum(t_prev + tt[finished], st.now)
 
     def _flow_events(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -181,12 +181,12 @@ class FluidSimulator:
         rate = st.a_rate
         if self._num_classes == 1:
             ptr, owners = self.index
-            now, n, steps, k, advanced, finished, ends = kernels.flow_events(
+            now, n, steps, k, advanced, finished, ends = event_kernels.flow_events(
                 st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
                 st.a_start, rate, st.a_tol, st.c_flows_left, st.path_flows, st.link_flows,
                 st.path_links, ptr, owners, st.cap, tt, *done)
         else:
-            now, n, steps, k, advanced, finished, ends = kernels.queue_events(
+            now, n, steps, k, advanced, finished, ends = event_kernels.queue_events(
                 st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
                 st.a_start, rate, st.a_tol, st.c_flows_left, self._classes,
                 self._num_classes, st.path_flows, st.link_flows, st.path_links, st.cap, tt,
@@ -257,11 +257,11 @@ class FluidSimulator:
         st = self.state
         ptr, owners = self.index
         if self.allocation == "madd":
-            return kernels.madd_rates(st.a_pid, st.a_cf, self._classes, st.a_rem,
-                                      st.path_links, ptr, owners, st.cap)
-        return kernels.priority_rates(st.a_pid, st.a_cf, self._classes, self._num_classes,
-                                      st.path_flows, st.link_flows, st.path_links, ptr,
-                                      owners, st.cap, self._w_scratch, self._lmap_scratch)
+            return allocation_kernels.madd_rates(
+                st.a_pid, st.a_cf, self._classes, st.a_rem, st.path_links, ptr, owners, st.cap)
+        return allocation_kernels.priority_rates(
+            st.a_pid, st.a_cf, self._classes, self._num_classes, st.path_flows, st.link_flows,
+            st.path_links, ptr, owners, st.cap, self._w_scratch, self._lmap_scratch)
 
     def _check(self, rate: np.ndarray) -> None:
         st = self.state

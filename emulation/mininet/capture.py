@@ -57,8 +57,9 @@ import pandas as pd
 from scapy.error import Scapy_Exception
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
+from emulation.compiled_trace import compile_trace
+from emulation.ids import coflow_id as coflow_name, flow_id
 from emulation.mininet.protocol import DATA_PORT, HEADER
-from emulation.state import ClusterState
 
 # tcpdump runs below the emulation's processes: the kernel stamps packets as they are
 # captured, so a late reader changes nothing, but 8 readers woken per packet delayed the
@@ -353,7 +354,7 @@ def priority_isolation(packets: dict[str, dict[str, Any]], ports: dict[str, str]
 
 
 def trace_flow_sizes(trace) -> np.ndarray:
-    """Every template flow's size in ``ClusterState`` order (stages, jobs, coflows, flows)."""
+    """Every template flow's size in ``compile_trace`` order (stages, jobs, coflows, flows)."""
     return np.array([f.size_bytes for s in trace.stages() for j in s.jobs for c in j.coflows
                      for f in c.flows], dtype=np.int64)
 
@@ -376,7 +377,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
     """Write ``flows_capture.csv``, ``coflows_capture.csv``, ``stages_capture.csv`` (trace
     seconds) and return run.json's capture-derived fields: avg SCT from the packets, its
     agreement with the reported SCTs, priority isolation and the reader's speed."""
-    st = ClusterState(scaled, topo, release_at_zero=release_at_zero)  # static trace tables only
+    st = compile_trace(scaled, topo, release_at_zero=release_at_zero)
     sizes = trace_flow_sizes(trace)
     conns = cap.parse()
     to_mono = _clock_map(clock)
@@ -410,7 +411,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
         j = int(job_of_tmpl[t])
         k = t - int(st.job_t0[j])
         it = iters[t].index(cid)
-        coflow_id = f"{st.job_ids[j]}/i{it}/c{k}"
+        coflow_id = coflow_name(st.job_ids[j], it, k)
         n_exp = int(st.t_f1[t] - st.t_f0[t])
         ends, starts, n_ok = [], [], 0
         for c in sorted(cs, key=lambda c: c["key"]):
@@ -420,7 +421,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
             starts.append(s_em)
             ends.append(e_em)
             flow_rows.append({
-                "flow_id": f"{coflow_id}/f{tf - int(st.t_f0[t])}", "coflow_id": coflow_id,
+                "flow_id": flow_id(coflow_id, tf - int(st.t_f0[t])), "coflow_id": coflow_id,
                 "src": st.tf_src[tf], "dst": st.tf_dst[tf], "size_bytes": int(sizes[tf]),
                 "start_s": s_em / time_scale, "end_s": e_em / time_scale,
                 "complete": bool(c["complete"]), "packets": c["packets"],

@@ -64,8 +64,7 @@ class EmulatedNet:
             remove_links(self.prefix)
 
 
-def build_net(topo: Topology, *, num_classes: int, rate_scale: float = 1.0,
-              prefix: str | None = None) -> EmulatedNet:
+def build_net(topo: Topology, *, num_classes: int) -> EmulatedNet:
     """Create and start the network; on any failure everything created is removed."""
     from mininet.link import Link
     from mininet.log import setLogLevel
@@ -73,7 +72,7 @@ def build_net(topo: Topology, *, num_classes: int, rate_scale: float = 1.0,
     from mininet.node import Host
     from mininet.nodelib import LinuxBridge
     setLogLevel("error")
-    prefix = prefix or f"b{secrets.token_hex(2)}"
+    prefix = f"b{secrets.token_hex(2)}"
     net = Mininet(controller=None, switch=LinuxBridge, host=Host, link=Link,
                   autoSetMacs=True, autoStaticArp=True, build=False, waitConnected=False)
     hosts, ips, sw = {}, {}, {}
@@ -85,7 +84,7 @@ def build_net(topo: Topology, *, num_classes: int, rate_scale: float = 1.0,
         for s in topo.switches:
             sw[s] = net.addSwitch(f"{prefix}{s}")
         node = {**hosts, **sw}
-        rate = {(l.src, l.dst): l.rate_bps * rate_scale for l in topo.links}
+        rate = {(l.src, l.dst): l.rate_bps for l in topo.links}
         done = set()
         for l in topo.links:
             key = frozenset((l.src, l.dst))

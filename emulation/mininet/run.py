@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from emulation.ids import parse_coflow_id, parse_flow_id
 from emulation.mininet.capture import Capture, capture_records, trace_flow_sizes
 from emulation.mininet.net import build_net, require_root
 from emulation.mininet.protocol import LineChannel
@@ -255,7 +256,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     }
     if cap:
         t_cap = time.perf_counter()
-        run["capture"] = _check_capture(cap, flows_log, ip_of, t0)
+        run["capture"] = _check_capture(cap, flows_log, ip_of)
         run.update(capture_records(cap, out, scaled=scaled, trace=trace, topo=topo,
                                    clock=result["clock"], t0=t0, time_scale=time_scale,
                                    release_at_zero=release_at_zero,
@@ -284,9 +285,9 @@ def to_trace_time(rec, state: ClusterState, trace: Trace, *, time_scale: float
         raise RunError("the scaled trace does not have the original's flows")
     j_of = {jid: j for j, jid in enumerate(state.job_ids)}
 
-    def tmpl(coflow_id: str) -> int:  # "<job id>/i<iteration>/c<index>"
-        job, _, c = coflow_id.rsplit("/", 2)
-        return int(state.job_t0[j_of[job]]) + int(c[1:])
+    def tmpl(coflow_id: str) -> int:
+        job, _, index = parse_coflow_id(coflow_id)
+        return int(state.job_t0[j_of[job]]) + index
 
     stages = []
     for st in rec.stages:
@@ -300,8 +301,8 @@ def to_trace_time(rec, state: ClusterState, trace: Trace, *, time_scale: float
                         "size_emulated_bytes": c["size_bytes"],
                         "size_bytes": int(sizes[state.t_f0[t]:state.t_f1[t]].sum())})
     flows: dict[str, Any] = {k: rec.flows[k] for k in rec.flows}
-    tf = np.array([state.t_f0[tmpl(fid.rsplit("/", 1)[0])] + int(fid.rsplit("/f", 1)[1])
-                   for fid in flows["flow_id"]], dtype=np.int64)
+    tf = np.array([state.t_f0[tmpl(coflow)] + index
+                   for coflow, index in map(parse_flow_id, flows["flow_id"])], dtype=np.int64)
     flows["size_emulated_bytes"] = np.asarray(flows["size_bytes"])
     flows["size_bytes"] = sizes[tf] if len(tf) else np.zeros(0, dtype=np.int64)
     for k in ("release", "start", "end"):
@@ -516,7 +517,7 @@ def _clock_offset() -> tuple[float, float]:
     return best[1], best[2]
 
 
-def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, str], t0: float
+def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, str]
                    ) -> dict[str, Any]:
     """Compare captured payload per connection with what the agents sent."""
     conns = cap.parse()

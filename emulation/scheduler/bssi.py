@@ -14,13 +14,13 @@ loaded within 1e-9 of the maximum the first is the bottleneck. The tolerances ke
 order from depending on the last bits of the loads (their summation order). Items whose
 load on the bottleneck is zero are never put last while a loaded one remains; items with
 no load at all are picked last, so they come first in the returned order (they finish at
-once), in index order. O(N (N + L)); the loop runs compiled (``emulation.kernels.bssi_back``).
+once), in index order. O(N (N + L)); the loop runs compiled (``emulation.scheduler.bssi_kernel.bssi_back``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from emulation import kernels
+from emulation.scheduler.bssi_kernel import bssi_back
 
 _TIE = 1e-9  # relative tolerance under which two loads or ratios count as equal
 
@@ -36,5 +36,5 @@ def bssi_order(loads: np.ndarray, weights: np.ndarray, capacity: np.ndarray | No
         X = X / np.asarray(capacity, dtype=float)[None, :]
     w = np.array(weights, dtype=float)  # a copy: the kernel consumes it
     link_load = X.sum(axis=0)
-    back = kernels.bssi_back(np.ascontiguousarray(X), w, link_load, _TIE)
+    back = bssi_back(np.ascontiguousarray(X), w, link_load, _TIE)
     return back[::-1].copy()

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulation import kernels
 from emulation.scheduler.base import Decision, Policy, View
+from emulation.view_kernels import max_scaled_rows
 
 
 class Varys(Policy):
@@ -28,8 +28,8 @@ class Varys(Policy):
         if view.num_coflows == 0:
             return Decision(order=np.zeros(0, dtype=np.int64))
         # (remaining bytes x 8 / capacity) maxed over links, compiled (no C x L temporaries)
-        gamma = kernels.max_scaled_rows(view.coflow_link_bytes, 8.0,
-                                        np.ascontiguousarray(view.capacity_bps, dtype=float))
+        gamma = max_scaled_rows(view.coflow_link_bytes, 8.0,
+                                np.ascontiguousarray(view.capacity_bps, dtype=float))
         # equal bottlenecks up to float noise (summation order) tie, broken by arrival
         key = np.round(gamma / max(float(gamma.max()), 1e-300), 9)
         return Decision(order=np.lexsort((view.coflow_seq, key)))

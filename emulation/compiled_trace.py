@@ -1,0 +1,187 @@
+"""A trace compiled onto a topology: the static tables a run reads and never changes.
+
+``compile_trace`` numbers the trace's stages, jobs, coflow templates (one per coflow of a
+job's iteration) and template flows in trace order (stages, jobs, coflows, flows), and
+computes from them the paths and per-link loads that the run state (``ClusterState``,
+``emulation/state.py``), the policies' view and the packet capture's reader read.
+``CompiledTrace`` holds them; its fields are not rebound, and its arrays are shared with
+the run state and the kernels, which only read them.
+
+Units: ``cap_bps`` bits/s, ``cap`` bytes/s (one entry per link, then a dummy link of
+infinite capacity that pads ``path_links``), sizes and loads in bytes, times in seconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from emulation.topology import Topology
+from workloads.hpo import planned_successors
+from workloads.trace import Trace
+
+CSR = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledTrace:
+    """The static tables of one trace on one topology (``compile_trace``). Prefixes:
+    ``stage_`` per stage, ``job_`` per job, ``tmpl_`` per coflow template, ``t_`` the
+    flows of each template (``t_f0[t]:t_f1[t]``), ``tf_`` per template flow."""
+
+    trace: Trace
+    topo: Topology
+    release_at_zero: bool
+    L: int  # links (the dummy link is index L)
+    cap_bps: np.ndarray
+    cap: np.ndarray  # bytes/s, dummy last
+    stage_ids: list[str]
+    stage_app: list[str]
+    stage_weight: np.ndarray
+    stage_followed: np.ndarray  # the tuner's plan certainly follows the stage (chained)
+    stage_arrival: np.ndarray  # its app's arrival (0 with release_at_zero)
+    stage_num_deps: np.ndarray  # stages it depends on
+    stage_children: list[list[int]]  # stages that depend on it
+    stage_jobs: list[list[int]]
+    job_ids: list[str]
+    job_stage: np.ndarray
+    job_iters: np.ndarray
+    job_compute: np.ndarray  # compute seconds per iteration
+    job_t0: np.ndarray  # the job's templates are job_t0[j]:job_t1[j], in iteration order
+    job_t1: np.ndarray
+    P: int  # links on the longest path (path_links' width)
+    path_links: np.ndarray  # paths x P, padded with the dummy link
+    tf_pid: np.ndarray  # path of each template flow
+    tf_links: np.ndarray
+    tf_size: np.ndarray  # bytes
+    tf_tol: np.ndarray  # bytes left at or below which the flow counts as finished
+    tf_src: list[str]
+    tf_dst: list[str]
+    t_f0: np.ndarray
+    t_f1: np.ndarray
+    tmpl_lb: np.ndarray  # templates x L bytes
+    tmpl_sync_s: np.ndarray  # uncontended time of the template
+    tmpl_size: np.ndarray  # bytes
+    tmpl_after_lb: np.ndarray  # bytes of the job's templates after it, same iteration
+    tmpl_after_s: np.ndarray
+    job_iter_lb: np.ndarray  # jobs x L bytes of one iteration
+    job_iter_sync_s: np.ndarray
+    job_lb_csr: CSR  # job_iter_lb as sparse rows (ptr, column, value)
+    tmpl_after_csr: CSR  # tmpl_after_lb likewise
+
+    def coflow_sizes_bytes(self) -> np.ndarray:
+        """Sizes of every coflow instance the trace will release (for policies' prepare)."""
+        tmpl_job = np.repeat(np.arange(len(self.job_ids)), self.job_t1 - self.job_t0)
+        return np.repeat(self.tmpl_size, self.job_iters[tmpl_job]) if len(tmpl_job) else np.zeros(0)
+
+
+def _csr(m: np.ndarray) -> CSR:
+    """(ptr, column, value) of the nonzero entries of a 2-D array, row by row."""
+    rows, cols = np.nonzero(m)
+    ptr = np.searchsorted(rows, np.arange(m.shape[0] + 1)).astype(np.int64)
+    return ptr, cols.astype(np.int64), m[rows, cols].astype(float)
+
+
+def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
+                  ) -> CompiledTrace:
+    """The static tables of ``trace`` on ``topo``; with ``release_at_zero`` every app
+    arrives at t = 0."""
+    L = len(topo.links)
+    cap_bps = np.array([l.rate_bps for l in topo.links], dtype=float)
+    cap = np.concatenate([cap_bps / 8.0, [np.inf]])  # bytes/s, dummy last
+    path_cache: dict[tuple[str, str], int] = {}
+    paths: list[list[int]] = []
+    tf_pid: list[int] = []
+    stages = trace.stages()
+    stage_ids = [s.stage_id for s in stages]
+    sidx = {sid: i for i, sid in enumerate(stage_ids)}
+    arrival = {a.app_id: a.arrival_s for a in trace.apps}
+    followed = planned_successors(trace)
+    stage_children: list[list[int]] = [[] for _ in stages]
+    for i, s in enumerate(stages):
+        for d in s.depends_on:
+            stage_children[sidx[d]].append(i)
+    # jobs and their per-iteration coflow templates
+    job_stage, job_iters, job_compute, job_t0, job_t1, job_ids = [], [], [], [], [], []
+    stage_jobs: list[list[int]] = []
+    tf_size, tf_src, tf_dst = [], [], []
+    t_f0, t_f1 = [], []
+    P = 1
+    for si, s in enumerate(stages):
+        js = []
+        for job in s.jobs:
+            j = len(job_ids)
+            js.append(j)
+            job_ids.append(job.job_id)
+            job_stage.append(si)
+            job_iters.append(job.iterations)
+            job_compute.append(job.compute_s)
+            job_t0.append(len(t_f0))
+            for c in job.coflows:
+                t_f0.append(len(tf_size))
+                for f in c.flows:
+                    key = (f.src, f.dst)
+                    pid = path_cache.get(key)
+                    if pid is None:
+                        pid = path_cache[key] = len(paths)
+                        paths.append(topo.path_indices(f.src, f.dst))
+                        P = max(P, len(paths[-1]))
+                    tf_pid.append(pid)
+                    tf_size.append(f.size_bytes)
+                    tf_src.append(f.src)
+                    tf_dst.append(f.dst)
+                t_f1.append(len(tf_size))
+            job_t1.append(len(t_f0))
+        stage_jobs.append(js)
+    path_links = np.full((len(paths), P), L, dtype=np.int64)
+    for i, p in enumerate(paths):
+        path_links[i, : len(p)] = p
+    tf_pid_a = np.array(tf_pid, dtype=np.int64)
+    tf_links = path_links[tf_pid_a] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
+    tf_size_a = np.array(tf_size, dtype=float)
+    t_f0_a = np.array(t_f0, dtype=np.int64)
+    t_f1_a = np.array(t_f1, dtype=np.int64)
+    job_t0_a = np.array(job_t0, dtype=np.int64)
+    job_t1_a = np.array(job_t1, dtype=np.int64)
+    T = len(t_f0)
+    # per-template bytes on each link (T x L) and uncontended time
+    tl = np.zeros((T, L + 1))
+    if T:
+        tmpl_of_tf = np.repeat(np.arange(T), t_f1_a - t_f0_a)
+        np.add.at(tl, (np.repeat(tmpl_of_tf, P), tf_links.ravel()), np.repeat(tf_size_a, P))
+    tmpl_lb = tl[:, :L]
+    tmpl_sync_s = (tmpl_lb / cap[None, :L]).max(axis=1, initial=0.0)
+    tmpl_size = np.array([tf_size_a[a:b].sum() for a, b in zip(t_f0, t_f1)])
+    # suffix sums inside a job's iteration: bytes / time of templates after template t
+    tmpl_after_lb = np.zeros_like(tmpl_lb)
+    tmpl_after_s = np.zeros(T)
+    J = len(job_ids)
+    job_iter_lb = np.zeros((J, L))
+    job_iter_sync_s = np.zeros(J)
+    for j in range(J):
+        a, b = job_t0_a[j], job_t1_a[j]
+        acc_lb, acc_s = np.zeros(L), 0.0
+        for t in range(b - 1, a - 1, -1):
+            tmpl_after_lb[t] = acc_lb
+            tmpl_after_s[t] = acc_s
+            acc_lb = acc_lb + tmpl_lb[t]
+            acc_s += tmpl_sync_s[t]
+        job_iter_lb[j] = acc_lb
+        job_iter_sync_s[j] = acc_s
+    return CompiledTrace(
+        trace=trace, topo=topo, release_at_zero=release_at_zero, L=L, cap_bps=cap_bps,
+        cap=cap, stage_ids=stage_ids, stage_app=[s.app_id for s in stages],
+        stage_weight=np.array([s.weight for s in stages], dtype=float),
+        stage_followed=np.array([s.stage_id in followed for s in stages], dtype=bool),
+        stage_arrival=np.array([0.0 if release_at_zero else arrival[s.app_id] for s in stages]),
+        stage_num_deps=np.array([len(s.depends_on) for s in stages], dtype=np.int64),
+        stage_children=stage_children, stage_jobs=stage_jobs, job_ids=job_ids,
+        job_stage=np.array(job_stage, dtype=np.int64),
+        job_iters=np.array(job_iters, dtype=np.int64),
+        job_compute=np.array(job_compute, dtype=float), job_t0=job_t0_a, job_t1=job_t1_a,
+        P=P, path_links=path_links, tf_pid=tf_pid_a, tf_links=tf_links, tf_size=tf_size_a,
+        tf_tol=1e-9 * tf_size_a + 1e-6, tf_src=tf_src, tf_dst=tf_dst, t_f0=t_f0_a,
+        t_f1=t_f1_a, tmpl_lb=tmpl_lb, tmpl_sync_s=tmpl_sync_s, tmpl_size=tmpl_size,
+        tmpl_after_lb=tmpl_after_lb, tmpl_after_s=tmpl_after_s, job_iter_lb=job_iter_lb,
+        job_iter_sync_s=job_iter_sync_s, job_lb_csr=_csr(job_iter_lb),
+        tmpl_after_csr=_csr(tmpl_after_lb))

@@ -1,0 +1,459 @@
+"""Compiled (numba) time advance of the fluid simulator and its loops over the events
+that only complete flows.
+
+- Per event (the engine's Python path): ``time_to_finish`` (each active flow's time to
+  finish and the minimum), ``min_coflow_finish`` (the first coflow to finish), ``advance``
+  (move every flow, the finished ones) and ``retire_flows`` (remove finished rows from
+  ``ClusterState``'s active-flow columns; both backends' states call it).
+- Many events in one call: ``flow_events`` under one class (fair sharing) and
+  ``queue_events`` under several (strict priority), each step with the operations of the
+  Python path; they hand back to the engine at a timer, a coflow completion or nothing
+  finishing. Their re-allocation is ``emulation/fluid/refill_kernels.py``.
+
+Conventions as in ``emulation/fluid/allocation_kernels.py``: ``path_links`` (paths x P,
+dummy link ``nl - 1``), capacities and rates in bytes/s, remaining sizes in bytes, times
+in seconds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from emulation.fluid.allocation_kernels import _tolerance
+from emulation.fluid.refill_kernels import _class_groups, _refill_from, _rounds, _walk
+from emulation.kernels import jit, tiny_network
+
+
+@jit
+def time_to_finish(rem, rate, ttf, start, now):
+    """ttf[i] = rem[i] / rate[i] (inf at rate 0); returns the minimum. A flow moving for
+    the first time (``start`` NaN, rate > 0) gets ``start = now``."""
+    best = np.inf
+    for i in range(rem.shape[0]):
+        if rate[i] > 0:
+            t = rem[i] / rate[i]
+            if np.isnan(start[i]):
+                start[i] = now
+        else:
+            t = np.inf
+        ttf[i] = t
+        if t < best:
+            best = t
+    return best
+
+
+@jit
+def min_coflow_finish(ttf, cf, num_coflows):
+    """Min over coflows ``cf`` (ids < ``num_coflows``) of the max ``ttf`` of their flows."""
+    last = np.full(num_coflows, -np.inf)
+    seen = np.zeros(num_coflows, dtype=np.bool_)
+    for i in range(ttf.shape[0]):
+        seen[cf[i]] = True
+        if ttf[i] > last[cf[i]]:
+            last[cf[i]] = ttf[i]
+    best = np.inf
+    for c in range(num_coflows):
+        if seen[c] and last[c] < best:
+            best = last[c]
+    return best
+
+
+@jit
+def advance(rem, rate, ttf, tol, dt, eps_t):
+    """Move every flow ``dt`` seconds at its rate; the indices of the flows that have
+    finished (within ``eps_t`` of now, or at most ``tol[i]`` bytes left), ascending."""
+    n = rem.shape[0]
+    done = np.empty(n, dtype=np.int64)
+    k = 0
+    for i in range(n):
+        f = ttf[i] <= dt + eps_t
+        if dt > 0:
+            rem[i] -= rate[i] * dt
+        if f or rem[i] <= tol[i]:
+            done[k] = i
+            k += 1
+    return done[:k]
+
+
+@jit
+def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
+                 path_links):
+    """Remove rows ``idx`` (ascending) of the seven length-``n`` active-flow arrays in place,
+    each removed row taking the last live row, in O(len(idx)); decrement the flow counts
+    of their paths and links. Returns the new length."""
+    for j in range(idx.shape[0] - 1, -1, -1):
+        i = idx[j]
+        path_flows[pid[i]] -= 1
+        for k in range(path_links.shape[1]):
+            link_flows[path_links[pid[i], k]] -= 1
+        n -= 1
+        if i != n:
+            tf[i] = tf[n]
+            cf[i] = cf[n]
+            pid[i] = pid[n]
+            rem[i] = rem[n]
+            start[i] = start[n]
+            rate[i] = rate[n]
+            tol[i] = tol[n]
+    return n
+
+
+@jit
+def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+                path_flows, link_flows, path_links, ptr, owners, cap, ttf, done_tf, done_cf,
+                done_start, done_end):
+    """The fluid engine's events that only complete flows, under one class (fair
+    sharing; ``queue_events`` handles several), each step with the same operations as
+    the engine's Python loop: time to the next completion (``time_to_finish``),
+    ``advance``, retire the finished flows (``retire_flows``), recompute the rates
+    (``priority_rates``).
+
+    Stops at the first event that is more than that: no flow moving (before advancing),
+    a timer due (``t_timer``), nothing finished, or a finished flow that completes its
+    coflow (``c_left`` = flows left per coflow; after advancing, before retiring: the
+    caller completes those flows). The first ``n`` rows of the active columns, ``rate``
+    and ``c_left`` are updated in place; retired flows go to ``done_*`` (first-byte time
+    NaN replaced by the end time). Returns (now, n, steps handled, records written,
+    advanced, the finished indices and their end times of the event left to the caller).
+    """
+    k = 0
+    steps = 0
+    none_i = np.empty(0, dtype=np.int64)
+    none_f = np.empty(0)
+    # the last fill is recorded and refilled from the first round the completions
+    # change (``_refill_from``); same rates as a full fill
+    npaths = path_links.shape[0]
+    nl = cap.shape[0]
+    tol_c = _tolerance(cap)
+    per_path = np.empty(npaths)
+    c = np.empty(nl)
+    cnt = np.zeros(nl, dtype=np.int64)
+    live = np.empty(nl, dtype=np.int64)
+    fr = np.full(npaths, -1, dtype=np.int64)
+    forder = np.empty(npaths, dtype=np.int64)
+    rstart = np.zeros(nl + 2, dtype=np.int64)
+    m_of = np.empty(nl + 2)
+    lev = np.empty(nl + 2)
+    loff = np.zeros(nl + 2, dtype=np.int64)
+    lbuf = np.empty(4 * nl, dtype=np.int64)
+    lc = np.empty(4 * nl)
+    lcnt = np.empty(4 * nl, dtype=np.int64)
+    drop = np.zeros(nl, dtype=np.int64)
+    changed = np.empty(nl, dtype=np.int64)
+    nfro = 0
+    recorded = False
+    while True:
+        first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
+        t_next = min(t_timer, now + first)
+        if not np.isfinite(t_next):
+            return now, n, steps, k, False, none_i, none_f
+        dt = max(0.0, t_next - now)
+        t_prev = now
+        now = max(now, t_next)
+        fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt, eps_t)
+        nf = fin.shape[0]
+        ends = np.empty(nf)
+        for j in range(nf):
+            ends[j] = min(t_prev + ttf[fin[j]], now)
+        stop = nf == 0 or t_timer <= now + eps_t
+        if not stop:
+            for j in range(nf):
+                co = cf[fin[j]]
+                c_left[co] -= 1
+                if c_left[co] == 0:
+                    stop = True
+            if stop:
+                for j in range(nf):
+                    c_left[cf[fin[j]]] += 1
+        if stop:
+            return now, n, steps, k, True, fin, ends
+        for j in range(nf):
+            i = fin[j]
+            done_tf[k] = tf[i]
+            done_cf[k] = cf[i]
+            done_start[k] = ends[j] if np.isnan(start[i]) else start[i]
+            done_end[k] = ends[j]
+            k += 1
+        r0 = npaths
+        nchanged = 0
+        if recorded:
+            for j in range(nf):
+                p = pid[fin[j]]
+                if fr[p] < r0:
+                    r0 = fr[p]
+                for q in range(path_links.shape[1]):
+                    l = path_links[p, q]
+                    if l != nl - 1:
+                        if drop[l] == 0:
+                            changed[nchanged] = l
+                            nchanged += 1
+                        drop[l] += 1
+        n = retire_flows(fin, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
+                         path_links)
+        if recorded:
+            _, nfro, lbuf, lc, lcnt = _refill_from(
+                r0, drop, changed, nchanged, cap, tol_c, path_links, ptr, owners, c, cnt,
+                path_flows, per_path, live, fr, forder, nfro, rstart, m_of, lev, loff,
+                lbuf, lc, lcnt)
+        else:  # first step of this call: a full fill, recorded
+            nlive = 0
+            for l in range(nl - 1):
+                c[l] = cap[l]
+                cnt[l] = link_flows[l]
+                if cnt[l] > 0:
+                    live[nlive] = l
+                    nlive += 1
+            c[nl - 1] = cap[nl - 1]
+            cnt[nl - 1] = 0
+            _, nfro, lbuf, lc, lcnt = _rounds(
+                0, nlive, live, 0.0, path_links, ptr, owners, c, cnt, path_flows,
+                per_path, tol_c, fr, forder, 0, rstart, m_of, lev, loff, lbuf, lc, lcnt)
+            recorded = True
+        for i in range(n):
+            rate[i] = per_path[pid[i]]
+        steps += 1
+
+
+@jit
+def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left, cls_of,
+                 ncls, path_flows, link_flows, path_links, cap, ttf, done_tf, done_cf,
+                 done_start, done_end):
+    """``flow_events`` for several classes (strict priority, max-min inside a class): the
+    engine's events that only complete flows, under fixed classes ``cls_of`` per coflow,
+    with the same arithmetic per step as the engine's Python loop (``time_to_finish``,
+    ``advance``, ``retire_flows``, ``priority_rates``), at a cost independent of the
+    flows that do not move or change:
+
+    - the first event is taken over every row, as the Python loop would; most calls
+      stop there (a coflow completes, a timer is due) and build nothing;
+    - then only moving flows (rate > 0) are timed and advanced (the others' remaining
+      bytes and times to finish are unchanged by those operations);
+    - rates are refilled from the first class that lost flows, class by class, skipping
+      classes whose inputs are as recorded (``_walk``), and written to the flows of the
+      (class, path) groups whose rate changed;
+    - rows are not moved per event: the order ``retire_flows`` would leave is tracked as
+      a permutation and applied once, on return.
+
+    Same stops and return values as ``flow_events``; the finished flows of the event
+    left to the caller are given as row indices of the compacted arrays, ascending. The
+    completed-flow records of one event are written in moving-list order, not row order
+    (``ClusterState.records`` sorts them)."""
+    nl = cap.shape[0]
+    P = path_links.shape[1]
+    tiny = _tolerance(cap)
+    n0 = n
+    first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
+    t_next = min(t_timer, now + first)
+    if not np.isfinite(t_next):
+        return now, n, 0, 0, False, np.empty(0, dtype=np.int64), np.empty(0)
+    dt = max(0.0, t_next - now)
+    t_prev = now
+    now = max(now, t_next)
+    fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt, eps_t)
+    nf = fin.shape[0]
+    ends = np.empty(nf)
+    for j in range(nf):
+        ends[j] = min(t_prev + ttf[fin[j]], now)
+    if _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+        return now, n, 0, 0, True, fin, ends
+    # a flow-only event: build the (class, path) groups and record a full fill
+    (g_ptr, g_path, g_w, g_flows, f_ptr, f_grp, e_ptr, e_link, g_ent, o_ptr,
+     o_grp) = _class_groups(n0, cf, pid, cls_of, ncls, path_links, nl)
+    G = g_path.shape[0]
+    E = e_link.shape[0]
+    maxe = 1
+    maxg = 1
+    for k in range(ncls):
+        maxe = max(maxe, e_ptr[k + 1] - e_ptr[k])
+        maxg = max(maxg, g_ptr[k + 1] - g_ptr[k])
+    scratch_f = np.empty((2, maxe))
+    scratch_i = np.empty((3, maxe), dtype=np.int64)
+    frozen = np.empty(maxg, dtype=np.bool_)
+    used = np.empty(maxe, dtype=np.bool_)
+    rin = np.empty(E)
+    rout = np.full(E, np.nan)
+    val = np.empty(E)
+    g_rate = np.full(G, np.nan)
+    g_new = np.empty(G)
+    chg = np.empty(G, dtype=np.int64)
+    cur = np.empty(nl)
+    mod = np.zeros(nl, dtype=np.bool_)
+    dirty = np.ones(ncls, dtype=np.bool_)
+    blk = np.zeros(ncls, dtype=np.bool_)
+    for l in range(nl - 1):
+        cur[l] = cap[l]
+        mod[l] = True
+    _walk(0, ncls - 1, nl - 1, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+          rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i, frozen,
+          used)  # the caller's rates, recomputed with their records
+    mv = np.empty(n0, dtype=np.int64)  # the moving flows (row at entry), any order
+    mvpos = np.full(n0, -1, dtype=np.int64)
+    nmv = 0
+    for i in range(n0):
+        if rate[i] > 0 or rem[i] <= tol[i]:
+            mvpos[i] = nmv
+            mv[nmv] = i
+            nmv += 1
+    at = np.arange(n0)  # row of the compacted arrays -> row at entry
+    row = np.arange(n0)  # row at entry -> row of the compacted arrays
+    m = n0
+    fbuf = np.empty(n0, dtype=np.int64)
+    ebuf = np.empty(n0)
+    k = 0
+    steps = 0
+    while True:
+        for j in range(nf):  # retire the event's flows
+            i = fin[j]
+            done_tf[k] = tf[i]
+            done_cf[k] = cf[i]
+            done_start[k] = ends[j] if np.isnan(start[i]) else start[i]
+            done_end[k] = ends[j]
+            k += 1
+        pos = np.empty(nf, dtype=np.int64)  # the row moves retire_flows would make
+        for j in range(nf):
+            pos[j] = row[fin[j]]
+        pos.sort()
+        for j in range(nf - 1, -1, -1):
+            p = pos[j]
+            m -= 1
+            if p != m:
+                o = at[m]
+                at[p] = o
+                row[o] = p
+        k0 = ncls
+        kmax = -1
+        for j in range(nf):
+            i = fin[j]
+            x = mvpos[i]
+            last = mv[nmv - 1]
+            mv[x] = last
+            mvpos[last] = x
+            mvpos[i] = -1
+            nmv -= 1
+            path_flows[pid[i]] -= 1
+            for q in range(P):
+                link_flows[path_links[pid[i], q]] -= 1
+            g_w[f_grp[i]] -= 1
+            f_grp[i] = -1
+            kc = cls_of[cf[i]]
+            dirty[kc] = True
+            k0 = min(k0, kc)
+            kmax = max(kmax, kc)
+        nchg = _walk(k0, kmax, 0, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
+                     rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f,
+                     scratch_i, frozen, used)
+        for y in range(nchg):  # new rates to the flows of changed groups
+            g = chg[y]
+            r = g_rate[g]
+            for x in range(f_ptr[g], f_ptr[g + 1]):
+                i = g_flows[x]
+                if f_grp[i] < 0:
+                    continue
+                rate[i] = r
+                if r > 0 and mvpos[i] < 0:
+                    mvpos[i] = nmv
+                    mv[nmv] = i
+                    nmv += 1
+                elif r == 0 and mvpos[i] >= 0:
+                    x2 = mvpos[i]
+                    last = mv[nmv - 1]
+                    mv[x2] = last
+                    mvpos[last] = x2
+                    mvpos[i] = -1
+                    nmv -= 1
+        steps += 1
+        # the next event, over the moving flows
+        first = np.inf
+        for x in range(nmv):
+            i = mv[x]
+            if rate[i] > 0:
+                t = rem[i] / rate[i]
+                if np.isnan(start[i]):
+                    start[i] = now
+            else:
+                t = np.inf
+            ttf[i] = t
+            if t < first:
+                first = t
+        t_next = min(t_timer, now + first)
+        if not np.isfinite(t_next):
+            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
+            return now, m, steps, k, False, fbuf[:0], ebuf[:0]
+        dt = max(0.0, t_next - now)
+        t_prev = now
+        now = max(now, t_next)
+        nf = 0
+        for x in range(nmv):
+            i = mv[x]
+            f = ttf[i] <= dt + eps_t
+            if dt > 0:
+                rem[i] -= rate[i] * dt
+            if f or rem[i] <= tol[i]:
+                fbuf[nf] = i
+                nf += 1
+        fin = fbuf[:nf]
+        ends = ebuf[:nf]
+        for j in range(nf):
+            ends[j] = min(t_prev + ttf[fin[j]], now)
+        if _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+            _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
+            pos = np.empty(nf, dtype=np.int64)
+            for j in range(nf):
+                pos[j] = row[fin[j]]
+            o = np.argsort(pos)
+            return now, m, steps, k, True, pos[o], ends[o]
+
+
+@jit
+def _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+    """True if the event is more than flow completions: nothing finished, a timer is
+    due, or a finished flow completes its coflow (``c_left`` = flows left per coflow,
+    decremented for the finished flows unless it stops)."""
+    if nf == 0 or t_timer <= now + eps_t:
+        return True
+    stop = False
+    for j in range(nf):
+        co = cf[fin[j]]
+        c_left[co] -= 1
+        if c_left[co] == 0:
+            stop = True
+    if stop:
+        for j in range(nf):
+            c_left[cf[fin[j]]] += 1
+    return stop
+
+
+@jit
+def _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol):
+    """Apply the row permutation ``at`` (first ``m`` rows kept) to the active columns."""
+    for col in (tf, cf, pid):
+        tmp = col[:n0].copy()
+        for r in range(m):
+            col[r] = tmp[at[r]]
+    for colf in (rem, start, rate, tol):
+        tmpf = colf[:n0].copy()
+        for r in range(m):
+            colf[r] = tmpf[at[r]]
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) this module's kernels on a tiny input."""
+    path_links, ptr, owners, cap = tiny_network()
+    pid = np.array([0, 1], dtype=np.int64)
+    ones = np.ones(2)
+    counts = np.ones(2, dtype=np.int64)
+    lcounts = np.array([1, 1, 2], dtype=np.int64)
+    rate = np.ones(2)
+    ttf = np.empty(2)
+    time_to_finish(ones.copy(), rate, ttf, np.full(2, np.nan), 0.0)
+    min_coflow_finish(ttf, pid, 2)
+    advance(ones.copy(), rate, ttf, ones, 0.1, 1e-9)
+    retire_flows(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
+                 ones.copy(), ones.copy(), counts.copy(), lcounts.copy(), path_links)
+    flow_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
+                np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(),
+                counts.copy(), lcounts.copy(), path_links, ptr, owners, cap,
+                np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())
+    queue_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
+                 np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(), pid, 2,
+                 counts.copy(), lcounts.copy(), path_links, cap,
+                 np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())
