@@ -19,6 +19,8 @@ number.
 """
 from __future__ import annotations
 
+import gc
+from itertools import repeat
 from pathlib import Path
 
 from workloads.trace import App, CoflowSpec, Flow, Job, Stage, Trace, TraceError
@@ -37,8 +39,22 @@ def looks_like(path: str | Path) -> bool:
 
 
 def load(path: str | Path) -> Trace:
-    """Parse a coflow-benchmark file into a ``Trace`` (see module docstring)."""
-    p = Path(path)
+    """Parse a coflow-benchmark file into a ``Trace`` (see module docstring).
+
+    The garbage collector is paused while parsing (and restored after): the parse makes
+    no reference cycles, and its collections, which the 706,397 new flows of FB2010
+    trigger over and over, took 0.6-1.0 s of a 1 s parse in a process that has imported
+    the simulator."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(Path(path))
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse(p: Path) -> Trace:
     try:
         lines = p.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
@@ -89,7 +105,8 @@ def load(path: str | Path) -> Trace:
             fail(lineno, f"num_reducers {n_red} does not match {len(reducers)} reducer entries")
         if arrival_ms < 0:
             fail(lineno, f"negative arrival time {arrival_ms}")
-        flows = []
+        flows: list[Flow] = []
+        srcs = [hosts[m] for m in mappers]
         for r in reducers:
             dst_tok, sep, mb_tok = r.partition(":")
             try:
@@ -101,10 +118,11 @@ def load(path: str | Path) -> Trace:
             dst = hosts[port(dst_tok, lineno)]
             total = round(mb * MB_BYTES)
             base, rem = divmod(total, n_map)
-            for i, m in enumerate(mappers):
-                size = base + (1 if i < rem else 0)
-                if size > 0:
-                    flows.append(Flow(hosts[m], dst, size))
+            # mapper i sends base + 1 bytes if i < rem, else base; a flow of 0 bytes is
+            # left out (then only the first rem mappers send, one byte each)
+            sizes = [base + 1] * rem + [base] * ((n_map if base else rem) - rem)
+            # Flow(src, dst, size) for each, built in C (706,397 flows on FB2010)
+            flows.extend(map(tuple.__new__, repeat(Flow), zip(srcs, repeat(dst), sizes)))
         if not flows:  # every reducer's MB rounds to 0 bytes: a coflow that never ends
             fail(lineno, f"coflow {cid} has no byte to send (its reducers' MB round to "
                          "0 bytes)")
