@@ -60,3 +60,20 @@ def test_malformed_copy_fails_with_line_number(fb_trace_path, tmp_path, mutation
                        capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and f":{line}:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bytes_split_over_mappers_by_hand(tmp_path):
+    """A reducer's bytes split evenly over its mappers, the remainder one byte each to
+    the first ones; a mapper whose share is 0 bytes sends no flow."""
+    import gc
+    from workloads.trace import Flow
+    mb = 2 ** -20  # one byte, exactly
+    p = tmp_path / "split.txt"
+    p.write_text(f"4 2\n1 0 3 0 1 2 1 3:{4 * mb!r}\n2 5 3 0 1 2 1 3:{2 * mb!r}\n")
+    was_enabled = gc.isenabled()
+    t = coflow_benchmark.load(p)
+    assert gc.isenabled() == was_enabled
+    flows = [a.stages[0].jobs[0].coflows[0].flows for a in t.apps]
+    assert flows[0] == (Flow("h0", "h3", 2), Flow("h1", "h3", 1), Flow("h2", "h3", 1))
+    assert flows[1] == (Flow("h0", "h3", 1), Flow("h1", "h3", 1))
+    assert all(type(f) is Flow and f.size_bytes == f[2] for fs in flows for f in fs)
