@@ -16,3 +16,10 @@ def fb_trace_path() -> Path:
     if not FB_TRACE.exists():
         pytest.fail(f"{FB_TRACE} is missing: the FB2010 trace ships with the repository (data/)")
     return FB_TRACE
+
+
+@pytest.fixture(autouse=True)
+def _lower_bound_cache_in_tmp(tmp_path_factory, monkeypatch):
+    """Command-line runs keep their lower bound in a cache directory (default under the
+    user's home): the tests' runs use a fresh one of their own."""
+    monkeypatch.setenv("BEAMER_CACHE_DIR", str(tmp_path_factory.mktemp("beamer-cache")))
