@@ -214,9 +214,77 @@ def test_first_run_says_it_compiles_once(trace_file, tmp_path, monkeypatch, caps
     monkeypatch.setattr(kernels, "warm_up", lambda: calls.append(1))
     assert cli.main([str(trace_file), "--policy", "fair", "-o", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
-    assert err.count(run_mod.COMPILE_NOTE) == 1 and calls == [1]
+    # compiled before the note's "done"; run_fluid loads the kernels again (a no-op then)
+    assert err.count(run_mod.COMPILE_NOTE) == 1 and len(calls) == 2
     assert cli.main([str(trace_file), "--policy", "fair", "-o", str(tmp_path / "b")]) == 0
     assert run_mod.COMPILE_NOTE not in capsys.readouterr().err  # cached now: silent
+
+
+def test_nothing_compiles_or_loads_while_simulating(trace_file, tmp_path):
+    """A process's first run loads every kernel before ``FluidSimulator.run`` starts its
+    clock: no kernel gains a compiled or loaded specialisation inside it (``sim_wall_s``
+    is simulation alone)."""
+    code = (
+        "import sys\n"
+        "from numba.core.registry import CPUDispatcher\n"
+        "from emulation import kernels\n"
+        "from emulation.fluid import __main__ as cli\n"
+        "from emulation.fluid.simulator import FluidSimulator\n"
+        "def counts():\n"
+        "    return {n: len(d.signatures) for n, d in vars(kernels).items()\n"
+        "            if isinstance(d, CPUDispatcher)}\n"
+        "seen = []\n"
+        "inner = FluidSimulator.run\n"
+        "def run(self):\n"
+        "    before = counts(); res = inner(self); seen.append((before, counts()))\n"
+        "    return res\n"
+        "FluidSimulator.run = run\n"
+        "assert sum(counts().values()) == 0\n"
+        "assert cli.main(sys.argv[1:]) == 0\n"
+        "(before, after), = seen\n"
+        "assert sum(before.values()) > 0 and before == after, (before, after)\n"
+        "print('ok')\n")
+    for policy in ("varys", "beamer"):
+        r = subprocess.run([PYTHON, "-c", code, str(trace_file), "--policy", policy,
+                            "--no-progress", "-o", str(tmp_path / policy)],
+                           cwd=REPO, capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+def test_lower_bound_kept_between_runs(trace_file, tmp_path):
+    """The second run reads the bound the first stored; --no-lb-cache computes it."""
+    cache = tmp_path / "cache"
+    outs = []
+    for name in ("first", "second"):
+        r = fluid(trace_file, tmp_path / name, "--no-progress", "--lb-cache-dir", str(cache))
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    first, second = run_json(tmp_path / "first"), run_json(tmp_path / "second")
+    assert "(computed, stored in the cache)" in outs[0] and "(read from the cache)" in outs[1]
+    assert (first["lower_bound_cache"]["hit"], second["lower_bound_cache"]["hit"]) == (False, True)
+    assert first["lower_bound_avg_sct_s"] == second["lower_bound_avg_sct_s"] > 0
+    assert len(list(cache.glob("*.json"))) == 1
+    r = fluid(trace_file, tmp_path / "none", "--no-progress", "--no-lb-cache")
+    assert r.returncode == 0, r.stderr
+    none = run_json(tmp_path / "none")
+    assert "lower_bound_cache" not in none
+    assert none["lower_bound_avg_sct_s"] == first["lower_bound_avg_sct_s"]
+
+
+def test_no_flows_csv_leaves_the_other_records_alone(trace_file, tmp_path):
+    r = fluid(trace_file, tmp_path / "with", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = fluid(trace_file, tmp_path / "without", "--no-progress", "--no-flows-csv")
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "without" / "flows.csv").exists()
+    assert (tmp_path / "with" / "flows.csv").exists()
+    for f in ("stages.csv", "coflows.csv"):
+        assert (tmp_path / "with" / f).read_bytes() == (tmp_path / "without" / f).read_bytes()
+    assert (run_json(tmp_path / "with")["flows_csv"], run_json(tmp_path / "without")["flows_csv"]) \
+        == (True, False)
+    # a directory holding a run without flows.csv is still a run: refused without --force
+    r = fluid(trace_file, tmp_path / "without", "--no-progress")
+    assert r.returncode == 2 and "already holds a run" in r.stderr
 
 
 def test_cache_detection_reads_numbas_index(tmp_path):

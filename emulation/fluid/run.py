@@ -20,6 +20,7 @@ import numpy as np
 from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
 from emulation.scheduler import make_policy
 from emulation.scheduler.lower_bound import lower_bound
+from emulation.scheduler.lower_bound_cache import cached_lower_bound
 from emulation.fluid.simulator import FluidSimulator
 from emulation.topology import Topology
 from workloads.trace import Trace
@@ -35,7 +36,8 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
               realloc: str | None = None, allocation: str | None = None,
               policy_params: dict[str, Any] | None = None, lb_avg_sct_s: float | None = None,
               extra: dict[str, Any] | None = None,
-              progress: "Progress | None" = None) -> dict[str, Any]:
+              progress: "Progress | None" = None, lb_cache_dir: str | Path | None = None,
+              write_flows: bool = True) -> dict[str, Any]:
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
 
     ``realloc=None``: the policy's published semantics (``Policy.default_realloc``);
@@ -44,8 +46,16 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     given explicitly records False, even if it equals the policy's). ``allocation=None``:
     the policy's own (``Policy.allocation``); run.json records the one used.
     ``progress``: a running ``Progress`` to tell the phases and, while simulating, the
-    simulated time and coflows done (read-only: the records are the same either way)."""
+    simulated time and coflows done (read-only: the records are the same either way).
+    ``lb_cache_dir``: keep the lower bound there between runs
+    (``emulation.scheduler.lower_bound_cache``; ``trace`` must be what ``trace_path``
+    loads to); run.json then says whether it was read (``lower_bound_cache``). None:
+    computed here unless ``lb_avg_sct_s`` is given. ``write_flows=False``: no flows.csv.
+    The compiled kernels are loaded before the simulation starts, so ``sim_wall_s`` is
+    simulation only, in the first run of a process too."""
+    from emulation import kernels
     t0 = time.perf_counter()
+    kernels.warm_up()  # loads (or compiles) every kernel: outside sim_wall_s
     pol = make_policy(policy, **(policy_params or {}))
     realloc_default = realloc is None
     if realloc is None:
@@ -57,10 +67,20 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         progress.attach(sim, trace)
         progress.phase("simulating")
     res = sim.run()
+    trace_sha256 = file_sha256(trace_path)
+    lb_cache = None
     if lb_avg_sct_s is None:
         if progress is not None:
             progress.phase("lower bound")
-        lb_avg_sct_s = lower_bound(trace, topology, release_at_zero=release_at_zero).avg_sct_s
+        if lb_cache_dir is None:
+            lb_avg_sct_s = lower_bound(trace, topology,
+                                       release_at_zero=release_at_zero).avg_sct_s
+        else:
+            cached = cached_lower_bound(trace, topology, trace_sha256=trace_sha256,
+                                        release_at_zero=release_at_zero,
+                                        cache_dir=lb_cache_dir)
+            lb_avg_sct_s = cached.avg_sct_s
+            lb_cache = {"hit": cached.hit, "stored": cached.stored, "path": str(cached.path)}
     stats = summary_stats(np.array([s["sct_s"] for s in res.stages]))
     cct = np.array([c["cct_s"] for c in res.coflows]) if res.coflows else np.zeros(0)
     run = {
@@ -69,7 +89,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "policy_params": policy_params or {},
         "seed": trace.seed,
         "trace_path": str(trace_path),
-        "trace_sha256": file_sha256(trace_path),
+        "trace_sha256": trace_sha256,
         "num_priority_classes": priority_classes,
         "release_at_zero": release_at_zero,
         "realloc": realloc,
@@ -90,12 +110,14 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "num_decisions": res.facts["num_decisions"],
         "versions": versions(),
         "git_sha": git_sha(),
+        **({"lower_bound_cache": lb_cache} if lb_cache is not None else {}),
         **(extra or {}),
     }
     run["wall_s"] = time.perf_counter() - t0
     if progress is not None:
         progress.phase("writing records")
-    return write_records(outdir, stages=res.stages, coflows=res.coflows, flows=res.flows, run=run)
+    return write_records(outdir, stages=res.stages, coflows=res.coflows, flows=res.flows, run=run,
+                         write_flows=write_flows)
 
 
 # ---------------------------------------------------------------- command-line helpers
