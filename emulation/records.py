@@ -109,6 +109,7 @@ def write_records(outdir: str | Path, *, stages: list[dict], coflows: list[dict]
 
 # characters that make the csv module quote a field (delimiter, quote, line ends)
 _CSV_SPECIAL = (",", '"', "\n", "\r")
+_CSV_CHUNK_ROWS = 65536
 
 
 def write_columns_csv(path: str | Path, *, columns: Mapping[str, Any]) -> None:
@@ -135,9 +136,11 @@ def write_columns_csv(path: str | Path, *, columns: Mapping[str, Any]) -> None:
         writer.writerow(names)
         if any(quote for _, quote in fields):
             writer.writerows(zip(*cols))
-        elif lengths != {0}:
-            fh.write(os.linesep.join(map(",".join, zip(*cols))))
-            fh.write(os.linesep)
+        else:
+            n = lengths.pop()
+            for a in range(0, n, _CSV_CHUNK_ROWS):  # in chunks: a bounded extra memory
+                rows = zip(*(c[a:a + _CSV_CHUNK_ROWS] for c in cols))
+                fh.write(os.linesep.join(map(",".join, rows)) + os.linesep)
 
 
 def _csv_fields(col: Any) -> tuple[list[str], bool] | None:
