@@ -1,6 +1,7 @@
 """Fluid-simulator speed and memory benchmark; prints a table (medians of --reps runs).
 
-    .venv/bin/python benchmarks/fluid_speed.py [--reps 3] [--skip-fb] [--skip-cluster]
+    .venv/bin/python benchmarks/fluid_speed.py [--reps 3] [--skip-fb] [--skip-cluster] [--cli]
+    .venv/bin/python benchmarks/fluid_speed.py --cli-only [--reps 3]
 
 Rows, in groups; every policy of the registry (``emulation.scheduler.POLICIES``) is
 measured, so a new or replaced policy appears without editing this file:
@@ -38,6 +39,19 @@ process pays once).
 Columns: median, target and median / target (< 1 meets it), and "x ref" = median / the
 median of the group's named reference row in the same run (printed below the table), so
 rows compare within one run on one machine.
+
+``--cli`` adds the command line's rows (``--cli-only``: those alone, about 3 minutes), whose
+"median" is a ratio, not seconds:
+
+- one FB2010 ``varys`` run (``--config experiments/fb.toml``) as a whole process (``python
+  -m emulation.fluid``: start-up, imports, loading the kernels, parsing the trace, the
+  lower bound, the records) over its own ``sim_wall_s``; target 3. The lower bound is
+  read from a cache directory of the benchmark's own, filled by an untimed first run;
+  once with flows.csv, once with ``--no-flows-csv``, in turn.
+- the first run in a fresh copy of the working tree (its tracked files, so no compiled
+  kernel and no ``.pyc``) after ``scripts/setup.sh``'s kernel step, over a warm run in
+  the same copy: ``sim_wall_s`` (target 1.5) and the whole process (no target). The
+  copy's kernel step compiles every kernel (about a minute).
 """
 from __future__ import annotations
 
@@ -188,6 +202,60 @@ def compile_kernels(cold: bool) -> float:
     return out
 
 
+def _cli_run(cwd: Path, out: Path, env: dict, *flags: str) -> tuple[float, float]:
+    """(whole-process wall s, its run.json's sim_wall_s) of one FB2010 varys CLI run."""
+    import json
+    import subprocess
+    cmd = [sys.executable, "-m", "emulation.fluid", str(FB), "--policy", "varys",
+           "--config", "experiments/fb.toml", "-o", str(out), "--force", "--no-progress",
+           *flags]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    return wall, json.loads((out / "run.json").read_text())["sim_wall_s"]
+
+
+def cli_process_ratios(reps: int) -> dict[str, list[tuple[float, float]]]:
+    """Per variant (flows.csv written or not), ``reps`` (process wall s, sim_wall_s)
+    pairs, the variants in turn; the lower bound cached (an untimed first run)."""
+    runs: dict[str, list[tuple[float, float]]] = {"with flows.csv": [], "--no-flows-csv": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "BEAMER_CACHE_DIR": str(Path(tmp) / "cache")}
+        _cli_run(REPO, Path(tmp) / "out", env)  # fills the lower bound's cache
+        for _ in range(reps):
+            runs["with flows.csv"].append(_cli_run(REPO, Path(tmp) / "out", env))
+            runs["--no-flows-csv"].append(_cli_run(REPO, Path(tmp) / "out", env,
+                                                   "--no-flows-csv"))
+    return runs
+
+
+def cli_first_run(reps: int) -> tuple[tuple[float, float], list[tuple[float, float]], float]:
+    """In a fresh copy of the tracked files: (first run's (wall s, sim_wall_s), ``reps``
+    warm runs' pairs, seconds of setup.sh's kernel step)."""
+    import shlex
+    import subprocess
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True,
+                           capture_output=True).stdout.decode().split("\0")
+    setup_line = next(ln for ln in (REPO / "scripts" / "setup.sh").read_text().splitlines()
+                      if "ensure_kernels" in ln and not ln.lstrip().startswith("#"))
+    setup_cmd = [sys.executable, *shlex.split(setup_line)[1:]]  # its python: this one
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "copy"
+        for f in filter(None, files):
+            if (REPO / f).is_file():
+                (copy / f).parent.mkdir(parents=True, exist_ok=True)
+                (copy / f).write_bytes((REPO / f).read_bytes())
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env["BEAMER_CACHE_DIR"] = str(Path(tmp) / "cache")
+        t0 = time.perf_counter()
+        subprocess.run(setup_cmd, cwd=copy, env=env, check=True, stdout=subprocess.DEVNULL)
+        setup_s = time.perf_counter() - t0
+        first = _cli_run(copy, Path(tmp) / "out", env)
+        warm = [_cli_run(copy, Path(tmp) / "out", env) for _ in range(reps)]
+    return first, warm, setup_s
+
+
 def ordering_view(rng: np.random.Generator, S: int = 500, C: int = 2000, L: int = 300, J: int = 2000):
     from emulation.scheduler.base import View
     coflow_stage = rng.integers(0, S, C)
@@ -218,6 +286,13 @@ def main() -> int:
     ap.add_argument("--skip-fb", action="store_true", help="leave out the FB trace rows")
     ap.add_argument("--skip-cluster", action="store_true",
                     help="leave out the 1,024-host cluster rows (the longest part)")
+    ap.add_argument("--cli", action="store_true",
+                    help="add the command line's ratios: one FB2010 run as a whole process "
+                         "over its simulation time (target 3; with and without flows.csv), "
+                         "and the first run in a fresh copy of the tree over a warm one "
+                         "(target 1.5; compiles the kernels once, about a minute)")
+    ap.add_argument("--cli-only", action="store_true",
+                    help="only the --cli rows (about 3 minutes with --reps 3)")
     ap.add_argument("--queues-offline", action="store_true",
                     help="add offline Sincronia on FB with realloc=queues (the setting of "
                          "docs/sincronia-check.md; about 19 minutes per repetition on a 2-core machine)")
@@ -227,6 +302,10 @@ def main() -> int:
     from emulation.scheduler import POLICIES, make_policy
     rows: list[tuple[str, str, float, float | None, float | None]] = []  # group, label, s, target, MB
     refs: dict[str, str] = {}
+    if args.cli or args.cli_only:
+        cli_rows(rows, args.reps)
+    if args.cli_only:
+        return print_table(rows, refs, args.reps)
     compile_s = compile_kernels(cold=True)
     rows.append(("-", "compile the numba kernels (no cache; once per machine)", compile_s, None, None))
     print(f"  done: kernels compiled in {compile_s:.1f} s", file=sys.stderr, flush=True)
@@ -286,6 +365,31 @@ def main() -> int:
         rows.append(("order", f"order {name} (500 stages, 2000 coflows, 300 links)",
                      statistics.median(times), target, None))
     refs["order"] = next(r[1] for r in rows if r[0] == "order")
+    return print_table(rows, refs, args.reps)
+
+
+def cli_rows(rows: list, reps: int) -> None:
+    """The --cli rows (ratios) appended to ``rows``; their seconds on stderr."""
+    for variant, pairs in cli_process_ratios(reps).items():
+        ratio = statistics.median(w / s for w, s in pairs)
+        rows.append(("cli", f"FB2010 varys CLI process wall / its sim_wall_s ({variant})",
+                     ratio, 3.0, None))
+        print(f"  done: {variant}: process {statistics.median(w for w, _ in pairs):.2f} s, "
+              f"simulation {statistics.median(s for _, s in pairs):.2f} s (medians)",
+              file=sys.stderr, flush=True)
+    (first_wall, first_sim), warm, setup_s = cli_first_run(reps)
+    warm_sim = statistics.median(s for _, s in warm)
+    warm_wall = statistics.median(w for w, _ in warm)
+    rows.append(("cli", "first CLI run in a fresh copy / a warm run (sim_wall_s)",
+                 first_sim / warm_sim, 1.5, None))
+    rows.append(("cli", "first CLI run in a fresh copy / a warm run (process wall)",
+                 first_wall / warm_wall, None, None))
+    print(f"  done: fresh copy: setup's kernel step {setup_s:.1f} s; first run {first_wall:.2f} s "
+          f"(simulation {first_sim:.2f} s), warm {warm_wall:.2f} s ({warm_sim:.2f} s)",
+          file=sys.stderr, flush=True)
+
+
+def print_table(rows: list, refs: dict[str, str], reps: int) -> int:
     ref_s = {g: next(r[2] for r in rows if r[1] == label) for g, label in refs.items()}
     print(f"\n{'case':66s} {'median s':>9s} {'target s':>9s} {'ratio':>6s} {'x ref':>6s} "
           f"{'peak MB':>8s}")
@@ -295,9 +399,11 @@ def main() -> int:
         x = f"{wall / ref_s[group]:6.2f}" if group in ref_s else f"{'-':>6s}"
         m = f"{rss:8.0f}" if rss is not None else f"{'-':>8s}"
         print(f"{label:66s} {wall:9.4f} {t} {r} {x} {m}")
-    print(f"(reps={args.reps}; ratio = median / target, < 1 meets it; x ref = median / the "
+    print(f"(reps={reps}; ratio = median / target, < 1 meets it; x ref = median / the "
           f"group's reference row in this run; peak MB = child max RSS, targets 2,048 MB "
           f"for FB and 4,096 MB for the cluster)")
+    if any(r[0] == "cli" for r in rows):
+        print("  cli rows: the median is a ratio of two times, not seconds")
     for g, label in refs.items():
         print(f"  reference of {g} rows: {label}")
     return 0
