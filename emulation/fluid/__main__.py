@@ -16,7 +16,7 @@ mode (``realloc``) and where it came from (``realloc_source``). On the FB2010 tr
 
 The lower bound (``avg_sct_over_lb``) is kept between runs in a cache directory
 (``--lb-cache-dir``; ``emulation/scheduler/lower_bound_cache.py`` says what its key holds):
-on the FB2010 trace it costs about 1.7 s, once per trace, topology and release setting.
+on the FB2010 trace it costs about 2 s, once per trace, topology and release setting.
 ``--no-flows-csv`` leaves out flows.csv (one row per flow: 706,397 on FB2010, 60 MB,
 about a second to write); the analysis reads only stages.csv, coflows.csv and run.json.
 
@@ -124,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--lb-cache-dir", type=Path, default=None, metavar="DIR",
                     help="directory keeping the lower bound between runs, keyed by the "
                          "trace file's SHA-256, the topology, --release-at-zero and the "
-                         "bound's code (default: $BEAMER_CACHE_DIR/lower-bound, else "
-                         "$XDG_CACHE_HOME or ~/.cache, /beamer-artifact/lower-bound; "
+                         "bound's code (default: $BEAMER_CACHE_DIR/lower-bound if set, "
+                         "else <$XDG_CACHE_HOME or ~/.cache>/beamer-artifact/lower-bound; "
                          f"here {lower_bound_cache_dir()})")
     ap.add_argument("--no-lb-cache", action="store_true",
                     help="compute the lower bound in this run and store nothing")

@@ -1,8 +1,8 @@
 """The lower bound of a trace file on a topology, kept on disk between command-line runs.
 
-``lower_bound`` (``emulation.scheduler.lower_bound``) on the FB2010 trace takes about
-1.7 s (per-link loads of 706,397 flows, then HiGHS), the same for every policy run on
-that trace. ``cached_lower_bound`` computes it once per (trace, topology, setting) and
+``lower_bound`` (``emulation.scheduler.lower_bound``) on the FB2010 trace takes 1.8-2.3 s
+(``benchmarks/cli_steps.py``: per-link loads of 706,397 flows, then HiGHS), the same for
+every policy run on that trace. ``cached_lower_bound`` computes it once per (trace, topology, setting) and
 reads it back afterwards: one JSON file per key under ``lower_bound_cache_dir()``.
 
 The key is the SHA-256 of everything the bound depends on (``cache_inputs``): the trace
