@@ -368,23 +368,34 @@ def test_paced_flow_gets_its_rate_beside_a_lower_class():
 
     def run(cls_paced: int, cls_other: int | None) -> tuple[float, float | None]:
         en = build_net(big_switch(3, rate), num_classes=8)
+        started = []  # every process this run started, killed on any exit path
         try:
             h0, h1, h2 = en.host("h0"), en.host("h1"), en.host("h2")
             rx = h2.popen([PYTHON, "-c", _RECEIVER], cwd=REPO)
-            srv = h2.popen(["iperf3", "-s", "-p", "5202", "-1"]) if cls_other is not None else None
+            started.append(rx)
+            srv = None
+            if cls_other is not None:
+                srv = h2.popen(["iperf3", "-s", "-p", "5202", "-1"])
+                started.append(srv)
             time.sleep(0.5)
             code = _PACED_SENDER.replace("tos_for_class(0)", f"tos_for_class({cls_paced})")
             tx = h0.popen([PYTHON, "-c", code, en.ips["h2"], str(int(target_bps / 8))], cwd=REPO)
+            started.append(tx)
             other = None
             if cls_other is not None:
                 cb = h1.popen(["iperf3", "-c", en.ips["h2"], "-p", "5202", "-t", "4", "-J",
                                "-C", "cubic", "-S", str(tos_for_class(cls_other))])
+                started.append(cb)
                 other = json.loads(cb.communicate(timeout=30)[0])["end"]["sum_received"]["bits_per_second"]
                 srv.wait(timeout=10)
             tx.wait(timeout=30)
             out, _ = rx.communicate(timeout=30)
             return float(out.decode().strip()), other
         finally:
+            for p in started:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait(timeout=10)
             en.stop()
 
     paced, other = run(0, 7)
