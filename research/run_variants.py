@@ -44,6 +44,8 @@ SETS = {  # name -> (candidates [(policy, params)], scenarios)
                                             ("sbssi-active", {}), ("sbssi-cur", {}))]
                           + [("x-wspt", {"gamma": g}) for g in (0.5, 2.0)], REGIMES),
     "regime_final": ([("beamer", {})], REGIMES),
+    "regime_estimate": ([("x-beamer-est", {"est": e}) for e in ("inflight", "scaled", "max-scaled", "full", "max")],
+                        REGIMES),
 }
 
 

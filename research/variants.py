@@ -416,3 +416,67 @@ def chained_stages(trace, asha: bool = False) -> frozenset:
         for st in app.stages:
             out.update(st.depends_on)
     return frozenset(out)
+
+
+def stage_loads_estimate(view: View, how: str) -> np.ndarray:
+    """(stages x links) a free stage's remaining work for ``beamer``'s stage ranking:
+    ``inflight`` (each in-flight coflow's remaining bytes x its job's remaining iterations,
+    summed over the stage), ``scaled`` (the same x unfinished jobs / jobs in flight of the
+    stage: the jobs in their compute phase counted as the communicating ones are),
+    ``max`` (per link the largest in-flight term of the stage), ``max-scaled`` (per link the largest in-flight term x unfinished jobs), ``full``
+    (``stage_link_bytes``)."""
+    from emulation.scheduler.beamer import in_flight_stage_loads
+    if how == "full":
+        return view.stage_link_bytes
+    S = len(view.stage_ids)
+    if how == "inflight":
+        return in_flight_stage_loads(view)
+    unfinished = np.bincount(view.job_stage, minlength=S).astype(float)
+    jobs_in_flight = np.zeros(len(view.job_ids), dtype=bool)
+    jobs_in_flight[view.coflow_job] = True
+    flying = np.bincount(view.job_stage[jobs_in_flight], minlength=S).astype(float)
+    factor = unfinished / np.maximum(flying, 1.0)
+    if how == "scaled":
+        return in_flight_stage_loads(view) * factor[:, None]
+    if how == "max":
+        n = np.maximum(view.job_remaining_iterations[view.coflow_job], 1).astype(float)
+        out = np.zeros((S, len(view.capacity_bps)))
+        np.maximum.at(out, view.coflow_stage, view.coflow_link_bytes * n[:, None])
+        return out
+    if how == "max-scaled":
+        n = np.maximum(view.job_remaining_iterations[view.coflow_job], 1).astype(float)
+        out = np.zeros((S, len(view.capacity_bps)))
+        np.maximum.at(out, view.coflow_stage, view.coflow_link_bytes * n[:, None])
+        return out * unfinished[:, None]
+    raise ValueError(how)
+
+
+class BeamerEstimate(Policy):
+    """``beamer`` with another estimate of a free stage's remaining work
+    (``stage_loads_estimate``)."""
+    name = "x-beamer-est"
+    same_decision_at_flow_completions = True
+
+    def __init__(self, est: str = "inflight"):
+        from emulation.scheduler.beamer import Beamer
+        self.est = est
+        self._inner = Beamer()
+
+    def decide(self, view: View) -> Decision:
+        from emulation.scheduler import beamer as bm
+        inner = self._inner
+        if view.num_coflows == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        if view.coflow_ids == inner._ids:
+            return _kept_order(view, inner._order_ids)
+        order = inner._coflow.decide(view).order.copy()
+        free = ~view.stage_followed
+        positions = free[view.coflow_stage][order]
+        if positions.any():
+            order[positions] = bm.stage_ranked(view, free, stage_loads_estimate(view, self.est))
+        inner._ids = view.coflow_ids
+        inner._order_ids = [view.coflow_ids[i] for i in order]
+        return Decision(order=order)
+
+
+CANDIDATES[BeamerEstimate.name] = BeamerEstimate
