@@ -88,10 +88,12 @@ class ClusterState:
     coflows and flows, the records.
 
     The compiled trace's tables read through as attributes (``state.tf_size`` is
-    ``state.compiled.tf_size``; read-only). A backend sets ``now``, the active flows'
-    rates (``a_rate``) and, from reports, their bytes left (``a_rem``); every other change
-    goes through the methods: ``fire_timers``, ``complete_flows``, ``record_completed``,
-    ``truncate_active``."""
+    ``state.compiled.tf_size``; read-only). A backend changes the state through methods
+    only: it moves the clock (``advance_clock``), sets the active flows' rates
+    (``set_rates``) or reports their progress (``record_progress``), and hands over what
+    happened (``fire_timers``, ``complete_flows``, ``record_completed``,
+    ``truncate_active``). The fluid engine's compiled kernels advance the active flows'
+    bytes left (``a_rem``) in place, between those calls."""
 
     def __init__(self, trace: Trace, topology: Topology, *, release_at_zero: bool = False,
                  record_events: bool = False):
@@ -170,6 +172,27 @@ class ClusterState:
     def busy(self) -> bool:
         """True while timers are pending or flows are active."""
         return bool(self._heap) or len(self.a_rem) > 0
+
+    # ------------------------------------------------------------------ backends' writes
+    def advance_clock(self, t_s: float) -> None:
+        """Move ``now`` to ``t_s`` (trace seconds) if that is later; the clock never goes
+        back (a report that arrives late does not move it)."""
+        if t_s > self.now:
+            self.now = t_s
+
+    def set_rates(self, rate_bytes_per_s: np.ndarray) -> None:
+        """The active flows' rates (bytes/s, one per active flow in their current order).
+        The array is kept, not copied: the fluid engine writes its rate buffer in place."""
+        if len(rate_bytes_per_s) != len(self.a_rem):
+            raise ValueError(f"{len(rate_bytes_per_s)} rates for {len(self.a_rem)} active flows")
+        self.a_rate = rate_bytes_per_s
+
+    def record_progress(self, rows: np.ndarray, sent_bytes: np.ndarray) -> None:
+        """Bytes of the active flows at ``rows`` that have arrived (a packet backend's
+        report): their bytes left become size - sent, at least 0."""
+        rows = np.asarray(rows, dtype=np.int64)
+        size = self.tf_size[self.a_tf[rows]]
+        self.a_rem[rows] = np.maximum(size - np.asarray(sent_bytes, dtype=float), 0.0)
 
     def coflow_sizes_bytes(self) -> np.ndarray:
         """Sizes of every coflow instance the trace will release (for policies' prepare)."""

@@ -1,6 +1,6 @@
 """The scheduler View's fields on multi-iteration, multi-coflow jobs, at several instants.
 
-``ClusterState`` is driven by hand (set ``now``, fire timers, set remaining bytes as the
+``ClusterState`` is driven by hand (advance the clock, fire timers, record progress as the
 Mininet scheduler process does on ``progress``, complete flows). Expected values are
 worked out below from the documented definitions (emulation/scheduler/base.py), never
 from the code's own output. Links are 8 bit/s = 1 byte/s, so bytes = seconds alone.
@@ -59,7 +59,7 @@ def trace():
 
 
 def at(state, t):
-    state.now = t
+    state.advance_clock(t)
     state.fire_timers()
     view, cids = state.view()
     return view, cids
@@ -80,7 +80,7 @@ def flow_index(state, coflow_id, src, dst):
 
 
 def complete(state, t, *rows):
-    state.now = t
+    state.advance_clock(t)
     idx = np.array(sorted(rows), dtype=np.int64)
     state.complete_flows(idx, np.full(len(idx), t))
     state.fire_timers()
@@ -113,10 +113,9 @@ def test_view_fields_over_a_multi_iteration_multi_coflow_run():
 
     # t = 2: J1's c0 released at 1; progress: J1 c0 sent 1 of 4, J2 sent 2 of 6, K sent 4 of 5
     v, _ = at(st, 1.0)
-    st.now = 2.0
-    st.a_rem[flow_index(st, "J1/i0/c0", 0, 1)] = 3.0
-    st.a_rem[flow_index(st, "J2/i0/c0", 3, 1)] = 4.0
-    st.a_rem[flow_index(st, "K/i0/c0", 2, 3)] = 1.0
+    st.advance_clock(2.0)
+    st.record_progress(np.array([flow_index(st, "J1/i0/c0", 0, 1), flow_index(st, "J2/i0/c0", 3, 1),
+                                 flow_index(st, "K/i0/c0", 2, 3)]), np.array([1.0, 2.0, 4.0]))
     v, _ = st.view()
     assert set(v.coflow_ids) == {"K/i0/c0", "J2/i0/c0", "J1/i0/c0"}
     clb = by_id(v.coflow_ids, v.coflow_link_bytes)

@@ -162,7 +162,7 @@ class FluidSimulator:
                                f"{len(st.a_rem)} flows at rate 0")
         dt = max(0.0, t_next - st.now)
         t_prev = st.now
-        st.now = max(st.now, t_next)
+        st.advance_clock(t_next)
         if not n:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         finished = event_kernels.advance(st.a_rem, st.a_rate, tt, st.a_tol, dt, EPS_T)
@@ -191,13 +191,13 @@ class FluidSimulator:
                 st.a_start, rate, st.a_tol, st.c_flows_left, self._classes,
                 self._num_classes, st.path_flows, st.link_flows, st.path_links, st.cap, tt,
                 *done)
-        st.now = now
+        st.advance_clock(now)
         self.num_decisions += steps
         self.num_reused_decisions += steps
         if k:
             st.record_completed(*(d[:k].copy() for d in done))
         st.truncate_active(n)
-        st.a_rate = rate[:n]
+        st.set_rates(rate[:n])
         return (finished, ends) if advanced else None
 
     # ------------------------------------------------------------------ policy
@@ -226,13 +226,13 @@ class FluidSimulator:
         st = self.state
         if not decide:
             self.num_decisions += 1
-            st.a_rate = self._rates() if len(st.a_rem) else np.zeros(0)
+            st.set_rates(self._rates() if len(st.a_rem) else np.zeros(0))
             if self.check_invariants and len(st.a_rem):
                 self._check(st.a_rate)
             return
         self._wakes = []
         if len(st.a_rem) == 0:
-            st.a_rate = np.zeros(0)
+            st.set_rates(np.zeros(0))
             return
         view, cids = st.view()
         decision = self.policy.decide(view)
@@ -246,7 +246,7 @@ class FluidSimulator:
             per_cid[cids] = cls
             self._classes, self._num_classes = per_cid, int(cls.max()) + 1
         rate = self._rates()
-        st.a_rate = rate
+        st.set_rates(rate)
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
         if self.check_invariants:
             self._check(rate)

@@ -395,7 +395,6 @@ def _drive(state: ClusterState, chans, agents, sched, sched_ch, ip_of, *,
                                    "size": int(state.tf_size[tf])})
             released += 1
 
-    state.now = 0.0
     if state.fire_timers():
         forward({"op": "timer", "t": 0.0})
     release_new()
@@ -459,13 +458,13 @@ def _drive(state: ClusterState, chans, agents, sched, sched_ch, ip_of, *,
             t_timer = state.next_timer_s()
             t_done = pending[0][0] if pending else np.inf
             if t_timer <= t_done and t_timer <= now:
-                state.now = max(state.now, t_timer)
+                state.advance_clock(t_timer)
                 state.fire_timers()
                 forward({"op": "timer", "t": state.now})
             elif t_done <= now and pending:
                 end, key, start = pending.pop(0)
                 mask = state.active_flow_keys() == key
-                state.now = max(state.now, end)
+                state.advance_clock(end)
                 state.complete_flows(mask, np.array([state.now]), np.array([start]))
                 forward({"op": "done", "key": key, "t": state.now})
             else:

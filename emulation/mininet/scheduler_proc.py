@@ -126,7 +126,7 @@ def warm_up(trace, topo, cfg: dict) -> None:
     kernels.warm_up()
     st = ClusterState(trace, topo, release_at_zero=cfg["release_at_zero"])
     while not st.active_coflows and np.isfinite(st.next_timer_s()):
-        st.now = st.next_timer_s()
+        st.advance_clock(st.next_timer_s())
         st.fire_timers()
     if st.active_coflows:
         pol = make_policy(cfg["policy"])
@@ -203,22 +203,22 @@ def main() -> int:
                     else:
                         driver_seen = True
                 elif op == "timer":
-                    state.now = msg["t"]
+                    state.advance_clock(msg["t"])
                     state.fire_timers()
                 elif op == "done":
                     keys = state.active_flow_keys()
                     mask = keys == msg["key"]
                     if mask.any():
-                        state.now = msg["t"]
+                        state.advance_clock(msg["t"])
                         state.complete_flows(mask, np.array([msg["t"]]))
                 elif op == "progress":
                     keys = state.active_flow_keys()
                     pos = {int(k): i for i, k in enumerate(keys)}
-                    for k, sent in msg["sent"].items():
-                        i = pos.get(int(k))
-                        if i is not None:
-                            size = state.tf_size[state.a_tf[i]]
-                            state.a_rem[i] = max(size - sent, 0.0)
+                    known = [(pos[int(k)], sent) for k, sent in msg["sent"].items()
+                             if int(k) in pos]
+                    if known:
+                        rows, sent = zip(*known)
+                        state.record_progress(np.array(rows), np.array(sent, dtype=float))
                     wake_due |= _wake_due(state, wakes)
                 elif op == "decide":
                     need_decide = True
