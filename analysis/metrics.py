@@ -28,7 +28,9 @@ def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s",
     The ratio is taken per seed (same trace) and repetition index (packet-level runs
     repeat; fluid runs are repetition 0), then averaged. ``reduction_mean``: the mean over
     those runs of ``1 - reference / metric`` (the reference's reduction vs this policy;
-    positive = the reference is faster), with its CI.
+    positive = the reference is faster), with its CI. ``seeds``: how many runs the mean is
+    over; ``unit``: what those runs are (``seeds``, ``repetitions`` of one seed, or
+    ``runs`` of several seeds and repetitions).
     """
     key = ["experiment", "scenario", "workload_seed"] + (["repetition"] if "repetition" in runs else [])
     ref = runs[runs["policy"] == reference].set_index(key)[metric].rename("ref")
@@ -40,9 +42,12 @@ def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s",
         m, h = mean_ci95(g["ratio"].dropna())
         red, red_h = mean_ci95(g["reduction"].dropna())
         raw, _ = mean_ci95(g[metric])
+        reps = g["repetition"].nunique() if "repetition" in g else 1
+        unit = ("seeds" if reps == 1 else "repetitions" if g["workload_seed"].nunique() == 1
+                else "runs")
         rows.append({"experiment": exp, "scenario": scen, "policy": pol, "ratio_mean": m,
                      "ratio_ci95": h, "reduction_mean": red, "reduction_ci95": red_h,
-                     f"{metric}_mean": raw, "seeds": len(g)})
+                     f"{metric}_mean": raw, "seeds": len(g), "unit": unit})
     return pd.DataFrame(rows)
 
 

@@ -127,8 +127,10 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
                   ha="right" if long else "center", fontsize=8 if long else 9)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"avg SCT / {reference}'s" + (" (log scale)" if log else ""))
+    unit = d["unit"].iloc[0] if "unit" in d and d["unit"].nunique() == 1 else "runs"
     ax.set_title(f"{experiment}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
-                 f"mean of per-seed ratios; {_interval_note(data['runs'])}", fontsize=10)
+                 f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}",
+                 fontsize=10)
     ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, f"{experiment}_normalised_avg_sct", data)
 
