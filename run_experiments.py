@@ -21,8 +21,9 @@ of a directory writes only into that directory (``python -m analysis DIR`` redoe
 
 Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example, and
 ``testbed.toml``, the small packet-level scenario of the Mininet tests: run it with
-``--config``) is one experiment; ``testbed_ring.toml`` and ``testbed_ps.toml`` are the
-packet-level ones (they need root and are skipped with a note otherwise). Tables:
+``--config``) is one experiment; ``testbed_ring.toml``, ``testbed_ps.toml`` and
+``testbed_random.toml`` are the packet-level ones (they need root and are skipped with a
+note otherwise). Tables:
 ``[experiment]`` (backend, policies, seeds, K, repetitions, ...),
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
 (dotted key -> list of values; runs are the cartesian product x seeds x policies) and
@@ -98,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                          "suite. Results go to runs/<config stem>/ unless --out says otherwise")
     ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
                     help="which experiments to run (default both; Mininet ones need root)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help=f"worker processes for the fluid runs (default: the number of CPUs, "
+                         f"{os.cpu_count() or 1} here; packet-level runs go one at a time)")
     ap.add_argument("--out", type=Path, default=None,
                     help="results directory (default: results/ for the default suite, the "
                          "committed reference results; runs/<config stem>/ with --config; "

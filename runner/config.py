@@ -133,12 +133,12 @@ def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> Non
 
 
 def _in_file(path: Path, fn, *args):
-    """``fn(*args)``; a ConfigError it raises gets the file's name in front
+    """``fn(*args)``; a ConfigError it raises gets the file's path (as given) in front
     (``mine.toml: unknown key 'experiment.foo' (known: ...)``)."""
     try:
         return fn(*args)
     except ConfigError as exc:
-        raise ConfigError(f"{path.name}: {exc}") from None
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
@@ -148,28 +148,28 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
     data = load_toml(path)
     for key in data:
         if key not in TABLES:
-            raise ConfigError(f"{path.name}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
+            raise ConfigError(f"{path}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
     base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
     if full:
         for k, v in data.get("full", {}).items():
-            _set_dotted(base, k, v, f"{path.name} [full]")
+            _set_dotted(base, k, v, f"{path} [full]")
     sweep = data.get("sweep", {})
     for k, vals in sweep.items():
         if not isinstance(vals, list) or not vals:
-            raise ConfigError(f"{path.name} [sweep]: '{k}' must be a non-empty list")
+            raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
     keys = sorted(sweep)
     specs: list[RunSpec] = []
     for combo in itertools.product(*(sweep[k] for k in keys)):
         tables = copy.deepcopy(base)
         for k, v in zip(keys, combo):
-            _set_dotted(tables, k, v, f"{path.name} [sweep]")
+            _set_dotted(tables, k, v, f"{path} [sweep]")
         exp = _in_file(path, build, ExperimentSection, tables["experiment"], "experiment")
         topo = _in_file(path, build, TopologyConfig, tables["topology"], "topology")
         trace_path = trace_sha = ""
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
             if not tp.exists():
-                raise ConfigError(f"{path.name}: experiment.trace: no such file {tp}")
+                raise ConfigError(f"{path}: experiment.trace: no such file {tp}")
             trace_path = str(tp)
             trace_sha = file_sha256(tp)
         exp_cfg = to_dict(exp)

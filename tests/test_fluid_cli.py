@@ -116,6 +116,9 @@ def test_every_suite_toml_is_accepted_by_config(trace_file):
     ("[experiment]\npriority_class = 2\n", "experiment.priority_class"),
     ("[experiment]\nrealloc = \"sometimes\"\n", "experiment.realloc: must be one of"),
     ("[topology]\nlink_rate_bps = -1.0\n", "topology.link_rate_bps: must be > 0"),
+    # [workload] is not used by a run on a given trace, but its keys are still checked
+    ("[workload]\nnum_app = 3\n", "mine.toml: unknown key 'workload.num_app' (known: "),
+    ("[workload]\nnum_apps = \"eight\"\n", "workload.num_apps"),
 ])
 def test_config_bad_key_exits_2_with_one_line(trace_file, tmp_path, text, needle):
     cfg = toml(tmp_path, text)

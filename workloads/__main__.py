@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"host_{h}_sent_bytes: {sent[h]}")
                     print(f"host_{h}_received_bytes: {recv[h]}")
         else:
-            t = coflow_benchmark.load_any(args.file)
+            t = _in(args.file, coflow_benchmark.load_any, args.file)
             print(f"ok: {args.file}: {len(t.apps)} apps, {len(t.stages())} stages")
     except (trace.TraceError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -137,11 +137,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _in(path, fn, *args):
-    """``fn(*args)`` with the file named in front of a ConfigError's message."""
+    """``fn(*args)`` with the file named in front of a ConfigError's or TraceError's
+    message (unless the message already starts with it)."""
     try:
         return fn(*args)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    except (ConfigError, trace.TraceError) as exc:
+        if str(exc).startswith(str(path)):
+            raise
+        raise type(exc)(f"{path}: {exc}") from None
 
 
 if __name__ == "__main__":

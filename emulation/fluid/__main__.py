@@ -193,7 +193,9 @@ def read_config(path: Path) -> tuple[dict, dict, list[str]]:
     exp = dict(data.get("experiment", {}))
     _in(path, build, ExperimentSection, {"name": path.stem, **exp}, "experiment")
     unused = []
-    if "workload" in data:
+    if "workload" in data:  # not used here, but a typo in it is still an error
+        from workloads.generator import WorkloadConfig
+        _in(path, build, WorkloadConfig, dict(data["workload"]), "workload")
         unused.append("[workload] (the generator's: python -m workloads generate)")
     runner = [f"[{t}]" for t in TABLES if t in data and t not in ("topology", "experiment",
                                                                    "workload")]
