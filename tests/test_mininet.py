@@ -26,9 +26,9 @@ TESTBED = REPO / "experiments" / "testbed.toml"
 REPS = 5
 
 
-def _count(kind: str) -> int:
+def _links(kind: str) -> set[str]:
     out = subprocess.run(["ip", "-o", "link", "show", "type", kind], capture_output=True, text=True).stdout
-    return len([l for l in out.splitlines() if l.strip()])
+    return {l.split(":", 2)[1].strip().split("@")[0] for l in out.splitlines() if l.strip()}
 
 
 def _ours() -> list[str]:
@@ -42,20 +42,34 @@ def _ours() -> list[str]:
 
 @pytest.fixture(autouse=True)
 def no_leftovers():
+    """What the test created and left: veths, bridges, named namespaces, qdiscs (by device)
+    and packet-backend processes that were not there before it and are still there a few
+    seconds after it (names, not counts: a run of someone else's that ends meanwhile does
+    not count; one that starts meanwhile would, so run these tests alone)."""
     from emulation.mininet.net import require_root
     why = require_root()
     if why:
         pytest.fail(f"root but the Mininet backend cannot start: {why}")
+
     def snapshot():
         netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
         qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
-        return (_count("veth"), _count("bridge"), netns, len(qdiscs.splitlines()))
+        return {"veth": _links("veth"), "bridge": _links("bridge"),
+                "netns": {l.split()[0] for l in netns.splitlines() if l.strip()},
+                "qdisc": {l.split(" dev ")[1].split()[0] for l in qdiscs.splitlines()
+                          if " dev " in l},
+                "process": set(_ours())}
+
     before = snapshot()
     yield
-    time.sleep(0.3)
-    after = snapshot()
-    assert after == before, f"leftover veths/bridges/netns/qdiscs: before {before}, after {after}"
-    assert _ours() == [], f"leftover processes: {_ours()}"
+    new = {}
+    for _ in range(20):  # teardown may still be finishing: up to 4 s
+        time.sleep(0.2)
+        after = snapshot()
+        new = {k: sorted(after[k] - before[k]) for k in after if after[k] - before[k]}
+        if not new:
+            break
+    assert not new, f"left behind by the test: {new}"
 
 
 @pytest.fixture(scope="module")
