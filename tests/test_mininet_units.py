@@ -8,6 +8,8 @@ import socket
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hst
 
 from emulation.mininet.protocol import LineChannel
 from emulation.mininet.qos import MAX_CLASSES, htb_commands, tos_for_class
@@ -93,22 +95,25 @@ def test_decide_pushes_classes_only_when_they_change():
     agents = [live, dead]
     pushed, first = {}, {}
     wakes = decide(st, pol, 8, agents, pushed, first)
-    # FIFO by release: cids 0, 1, 2 in classes 0, 1, 2 -> TOS 4, 8, 12
-    assert pushed == {0: 4, 1: 8, 2: 12}
-    assert live.sent[0]["op"] == "classes" and live.sent[0]["tos"] == {"0": 4, "1": 8, "2": 12}
+    # FIFO by release: cids 0, 1, 2 ranked 0, 1, 2, all new: from the lowest up, each takes
+    # the middle of the classes left (queue_safe_classes): cid 2 (2 + 7 + 1) // 2 = 5, cid 1
+    # (1 + 4 + 1) // 2 = 3, cid 0 (0 + 2 + 1) // 2 = 1 -> TOS (k + 1) << 2 = 8, 16, 24
+    assert pushed == {0: 8, 1: 16, 2: 24}
+    assert live.sent[0]["op"] == "classes" and live.sent[0]["tos"] == {"0": 8, "1": 16, "2": 24}
     assert agents == [live]  # the dead agent was dropped
     assert set(first) == {0, 1, 2}
     assert wakes == [(0, 2.0)]  # wake when coflow 0 has sent more than 2 bytes
     # same state: nothing changes, nothing is sent
     assert decide(st, pol, 8, agents, pushed, first) == [(0, 2.0)]
     assert len(live.sent) == 1
-    # coflow 0 sent 3 of 4 bytes (> 2): it is heavy, coflow 1 joins class 0; only the
-    # changed coflow is pushed
-    st.a_rem[list(st.a_cf).index(0)] = 1.0
+    # coflow 0 sent 3 of 4 bytes (> 2): it is heavy, coflow 1 joins its class (FIFO-LM's
+    # classes 0, 0, 1). Coflow 2 keeps 5; the group {0, 1} keeps the larger of its classes,
+    # 3 (below 5); only the changed coflow 0 is pushed
+    st.record_progress(np.array([list(st.a_cf).index(0)]), np.array([3.0]))
     assert _wake_due(st, [(0, 2.0)])
     assert decide(st, pol, 8, agents, pushed, first) == [(1, 2.0)]
-    assert live.sent[-1]["tos"] == {"1": 4, "2": 8}
-    assert pushed == {0: 4, 1: 4, 2: 8}
+    assert live.sent[-1]["tos"] == {"0": 16}
+    assert pushed == {0: 16, 1: 16, 2: 24}
 
 
 def test_decide_maps_ranks_onto_k_classes():
@@ -116,11 +121,13 @@ def test_decide_maps_ranks_onto_k_classes():
     agent = FakeAgent()
     pushed = {}
     decide(st, make_policy("varys"), 2, [agent], pushed, {})
-    # SEBF: 4 B, 8 B, 12 B -> ranks 0, 1, 2 -> with K = 2 classes 0, 1, 1
+    # SEBF: 4 B, 8 B, 12 B -> ranks 0, 1, 2 -> with K = 2 classes 0, 1, 1 (two groups in
+    # two classes: no freedom to renumber)
     assert pushed == {0: 4, 1: 8, 2: 8}
     pushed = {}
+    # fair: one class for all; with K = 2 and no earlier push it is the middle of 0..1, 1
     decide(st, make_policy("fair"), 2, [agent], pushed, {})
-    assert pushed == {0: 4, 1: 4, 2: 4}
+    assert pushed == {0: 8, 1: 8, 2: 8}
 
 
 def test_varys_pushes_madd_pacing_rates_by_hand():
@@ -215,3 +222,38 @@ def test_should_decide_follows_the_realloc_semantics():
     # nothing asked: no decision; a due byte wake-up (FIFO-LM) decides regardless
     assert not should_decide(asked=False, per_flow=True, active=b, decided_for=a, **kw)
     assert should_decide(asked=False, wake_due=True, per_flow=False, active=a, decided_for=a)
+
+
+def test_queue_safe_classes_by_hand():
+    from emulation.mininet.qos import queue_safe_classes as qs
+    # a new coflow alone: the middle of 0..7
+    assert qs(np.array([0]), [None], 8).tolist() == [4]
+    # B (new) ranked above A (class 4): A keeps 4, B takes the middle of 0..3
+    assert qs(np.array([0, 1]), [None, 4], 8).tolist() == [2, 4]
+    # C (new) ranked below A (class 4): A keeps 4 (no move, no reordering), C the middle of 5..7
+    assert qs(np.array([0, 1]), [4, None], 8).tolist() == [4, 6]
+    # B (was 3) now above A (was 2): B may not take 2 or 3 (A's packets may still wait in
+    # class 2), so it goes to 1; A keeps 2
+    assert qs(np.array([0, 1]), [3, 2], 8).tolist() == [1, 2]
+    # two coflows of one class stay together
+    assert qs(np.array([0, 0, 1]), [None, None, None], 8).tolist() == [2, 2, 4]
+    # as many groups as classes: no freedom, the ranks' own classes
+    ranks = np.minimum(np.arange(10), 7)
+    assert qs(ranks, [None] * 10, 8).tolist() == ranks.tolist()
+    assert qs(ranks, [7 - (i % 8) for i in range(10)], 8).tolist() == ranks.tolist()
+    with pytest.raises(ValueError):
+        qs(np.arange(9), [None] * 9, 8)
+
+
+@given(hst.lists(hst.tuples(hst.integers(0, 7), hst.one_of(hst.none(), hst.integers(0, 7))),
+                min_size=1, max_size=12))
+def test_queue_safe_classes_keep_the_order(pairs):
+    from emulation.mininet.qos import queue_safe_classes as qs
+    cls = np.array([c for c, _ in pairs])
+    out = qs(cls, [p for _, p in pairs], 8)
+    assert out.min() >= 0 and out.max() <= 7
+    # the same groups in the same order: out is a strictly increasing function of cls
+    for a in range(len(cls)):
+        for b in range(len(cls)):
+            assert (cls[a] < cls[b]) == (out[a] < out[b])
+            assert (cls[a] == cls[b]) == (out[a] == out[b])

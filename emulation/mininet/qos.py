@@ -13,6 +13,8 @@ u32, and no prio, netem, fq_codel or sfq qdisc (``zcat /proc/config.gz | grep -E
 """
 from __future__ import annotations
 
+import numpy as np
+
 MAX_CLASSES = 8
 # Per-class FIFO depth: 64 jumbo frames = 576 KB, 46 ms at 100 Mbit/s. Deep queues hold
 # packets that were enqueued before a class change, which delays strict priority.
@@ -34,6 +36,54 @@ def tos_for_class(k: int) -> int:
     if not 0 <= k < MAX_CLASSES:
         raise ValueError(f"priority class must be 0..{MAX_CLASSES - 1}, got {k}")
     return (k + 1) << 2
+
+
+def class_of_tos(tos: int) -> int:
+    """The priority class a TOS byte of ``tos_for_class`` selects."""
+    k = (int(tos) >> 2) - 1
+    if not 0 <= k < MAX_CLASSES:
+        raise ValueError(f"TOS {tos:#04x} selects no priority class")
+    return k
+
+
+def queue_safe_classes(classes: np.ndarray, previous: list[int | None],
+                       num_classes: int) -> np.ndarray:
+    """The same strict-priority classes as ``classes`` (one per active coflow; their order
+    and grouping kept, so the fluid model of them is unchanged), renumbered within
+    0..num_classes-1 so that packets already queued do not hold up a coflow ranked above
+    theirs. ``previous``: each coflow's class at the last push (None: a new coflow).
+
+    Packets stay in the class they were sent in. A coflow put into a class where a coflow
+    now ranked after it still has packets waits behind them (``docs/testbed.md``, row 30),
+    so no coflow takes a class at or below the previous class of one ranked after it; a
+    coflow moved up overtakes its own queued packets (reordering), so one that had a
+    class keeps it where that is allowed. A new coflow takes the middle of the classes
+    left between its neighbours, which keeps room above and below for the next ones.
+    With as many groups as classes there is no freedom: the result is ``classes``' own
+    dense numbering."""
+    classes = np.asarray(classes, dtype=np.int64)
+    if len(classes) == 0:
+        return classes.copy()
+    groups, dense = np.unique(classes, return_inverse=True)
+    m = len(groups)
+    if m > num_classes:
+        raise ValueError(f"{m} classes do not fit in {num_classes}")
+    olds = [[previous[i] for i in np.flatnonzero(dense == g) if previous[i] is not None]
+            for g in range(m)]
+    above = np.full(m, -1, dtype=np.int64)  # the highest previous class of the groups above
+    for g in range(1, m):
+        above[g] = max([above[g - 1]] + olds[g - 1])
+    out = np.empty(m, dtype=np.int64)
+    hi = num_classes - 1
+    for g in range(m - 1, -1, -1):
+        if olds[g]:
+            c = min(max(max(olds[g]), g), hi)
+        else:
+            lo = min(max(g, above[g] + 1), hi)
+            c = (lo + hi + 1) // 2
+        out[g] = c
+        hi = max(min([c] + olds[g]) - 1, g - 1)
+    return out[dense]
 
 
 def htb_commands(dev: str, rate_bps: float, num_classes: int) -> list[str]:

@@ -5,7 +5,9 @@ driver connects and streams, in order, the events it applied to its own ``Cluste
 ``timer`` (fire timers at t), ``done`` (flow key finished at t), ``progress`` (bytes sent
 per active flow), then ``decide``. The shadow state replays them, so coflow ids and the
 view match the driver's; on ``decide`` the policy orders the active coflows, the order
-becomes K classes exactly as in the fluid backend, and changed classes are pushed to
+becomes K classes exactly as in the fluid backend, numbered so that no coflow is put
+behind packets a demoted coflow left in a queue (``qos.queue_safe_classes``: the same
+order and grouping, so the same strict priority), and changed classes are pushed to
 every agent as ``{cid: tos}``. Under a MADD policy (Varys) the same push carries the
 flows' rates (``rate_Bps``: MADD on the shadow state's remaining bytes, as the fluid
 backend computes it), which the agents enforce by pacing each flow's socket. Decisions follow the policy's published reallocation
@@ -32,7 +34,7 @@ import numpy as np
 from emulation.mininet.protocol import LineChannel
 from emulation.fluid import allocation
 from emulation.mininet.agent import UNPACED
-from emulation.mininet.qos import tos_for_class
+from emulation.mininet.qos import class_of_tos, queue_safe_classes, tos_for_class
 from emulation.scheduler import make_policy
 from emulation.scheduler.base import check_order, decision_classes
 from emulation.state import ClusterState
@@ -55,6 +57,9 @@ def decide(state: ClusterState, policy, K: int, agents: list[LineChannel],
     view, cids = state.view()
     d = policy.decide(view)
     order, cls = decision_classes(d, num_coflows=len(cids), num_classes=K)
+    # the same classes, numbered so that no coflow queues behind a demoted one's packets
+    prev = [class_of_tos(pushed[c]) if c in pushed else None for c in cids.tolist()]
+    cls = queue_safe_classes(cls, prev, K)
     changed = {}
     for c, k in zip(cids.tolist(), cls.tolist()):
         tos = tos_for_class(int(k))
