@@ -15,8 +15,10 @@ trace bytes (0.123 trace s alone on a link):
 
 Printed per run: each flow's first and last payload packet at the receiver's switch port
 (from the capture, trace seconds) and its duration against the fluid twin's. The fluid
-model gives the preempting flow the whole link at once; the packet level cannot while
-the demoted flow's packets already queued in class 0 drain first (``docs/testbed.md``).
+model gives the preempting flow the whole link at once; at packet level it waits while
+packets the demoted flow already queued in its class drain, unless the preempting flow
+gets a class above that one (``emulation/mininet/qos.py``, ``queue_safe_classes``;
+``docs/testbed.md``, rows 28-31).
 """
 from __future__ import annotations
 
