@@ -95,8 +95,8 @@ def test_unknown_key_is_rejected_in_the_config_loaders_form(good, tmp_path):
     p.write_text(json.dumps(d))
     r = run_validate(p)
     assert r.returncode == 2
-    assert r.stderr == ("error: unknown key 'apps[0].stages[1].jobs[0].compute_seconds' (known: "
-                        "coflows, compute_s, hosts, iterations, job_id, model, pattern, "
+    assert r.stderr == (f"error: {p}: unknown key 'apps[0].stages[1].jobs[0].compute_seconds' "
+                        "(known: coflows, compute_s, hosts, iterations, job_id, model, pattern, "
                         "trial_id)\n")
 
 
@@ -113,7 +113,8 @@ def test_unknown_key_at_every_level(good, tmp_path, mutate, key):
     p = tmp_path / "bad.json"
     p.write_text(json.dumps(d))
     r = run_validate(p)
-    assert r.returncode == 2 and r.stderr.startswith(f"error: unknown key {key} (known: "), r.stderr
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {p}: unknown key {key} (known: "), \
+        r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 
