@@ -225,16 +225,17 @@ def _update_class(k, st, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
     """Class k after its inputs or weights changed (see the module docstring): new rates
     of its groups (changed ones appended to ``chg``), new outputs passed on to the next
     classes. Returns (nchg, bufs)."""
-    (rin, rout, usage, e_w, drop, echg, enext, chead, estamp, g_rate, g_new, g_nfull, fr,
+    (rin, rout, usage, e_w, drop, echg, enext, chead, emin, g_rate, g_new, g_nfull, fr,
      fo, gchg, gnext, ghead, nfree, valid, pending, nr, r_m, r_lev, r_loff, r_fs, lbase,
-     lcap, top, cl, cnt, live, share, sat, uf, elist) = st
+     lcap, top, cl, cnt, live, share, sat, uf, elist, pre, g_opos) = st
     lbuf, lc, lcnt = bufs
     ea, eb = e_ptr[k], e_ptr[k + 1]
     a, b = g_ptr[k], g_ptr[k + 1]
     rb = ea + k
     P = g_ent.shape[1]
     pending[k] = False
-    nel = 0  # entries whose output is recomputed (estamp marks them)
+    nel = 0  # entries whose output is recomputed; emin = first position of their
+    # groups (``o_grp``) whose contribution changed (-1: not listed)
     if nfree[k] == 0:  # blocked: rates 0, every input passed through
         if valid[k]:
             valid[k] = False
@@ -281,7 +282,7 @@ def _update_class(k, st, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
                                    cl, cnt, live, share, sat, fr, fo, a, g_new, nr, r_m,
                                    r_lev, r_loff, r_fs, lbase, lcap, top, lbuf, lc, lcnt)
         for e in range(ea, eb):
-            estamp[e] = True
+            emin[e] = o_ptr[e]
             elist[nel] = e
             nel += 1
     else:
@@ -324,7 +325,7 @@ def _update_class(k, st, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
                 if cn > 0:
                     x -= r_m[rb + r] * cn
             cl[j] = x
-            estamp[e] = True
+            emin[e] = o_ptr[e + 1]  # its usage is unchanged unless a group marks it
             elist[nel] = e
             nel += 1
             e = enext[e]
@@ -360,10 +361,13 @@ def _update_class(k, st, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
                 nu += 1
             for q in range(P):  # a weight change changes its links' usage
                 e = g_ent[g, q]
-                if e >= 0 and not estamp[e]:
-                    estamp[e] = True
-                    elist[nel] = e
-                    nel += 1
+                if e >= 0:
+                    if emin[e] < 0:
+                        elist[nel] = e
+                        nel += 1
+                        emin[e] = g_opos[g, q]
+                    elif g_opos[g, q] < emin[e]:
+                        emin[e] = g_opos[g, q]
             g = gnext[g]
     for y in range(nu):
         g = uf[y]
@@ -374,20 +378,31 @@ def _update_class(k, st, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
             nchg += 1
             for q in range(P):
                 e = g_ent[g, q]
-                if e >= 0 and not estamp[e]:
-                    estamp[e] = True
-                    elist[nel] = e
-                    nel += 1
-    for y in range(nel):  # outputs: usage summed in ascending group order
+                if e >= 0:
+                    if emin[e] < 0:
+                        elist[nel] = e
+                        nel += 1
+                        emin[e] = g_opos[g, q]
+                    elif g_opos[g, q] < emin[e]:
+                        emin[e] = g_opos[g, q]
+    for y in range(nel):  # outputs, for the entries a later class reads
         e = elist[y]
-        estamp[e] = False
+        x0 = emin[e]
+        emin[e] = -1
+        if e_nxt[e] < 0:
+            continue
         if e_w[e] > 0:
-            acc = 0.0
-            for x in range(o_ptr[e], o_ptr[e + 1]):
-                g = o_grp[x]
-                if g_w[g] > 0:
-                    acc += g_rate[g] * g_w[g]
-            usage[e] = acc
+            # usage summed in ascending group order; ``pre[x]`` = the partial sum before
+            # position x, so the sum restarts at the first group that changed
+            acc = usage[e]
+            if x0 < o_ptr[e + 1]:
+                acc = pre[x0]
+                for x in range(x0, o_ptr[e + 1]):
+                    pre[x] = acc
+                    g = o_grp[x]
+                    if g_w[g] > 0:
+                        acc += g_rate[g] * g_w[g]
+                usage[e] = acc
             v = rin[e] - acc
             if v <= tiny:
                 v = 0.0
@@ -395,9 +410,8 @@ def _update_class(k, st, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
             v = rin[e]
         if v != rout[e]:
             rout[e] = v
-            if e_nxt[e] >= 0:
-                _set_input(e_nxt[e], v, tiny, rin, e_cls, g_w, g_nfull, nfree, o_ptr, o_grp,
-                           echg, enext, chead, pending)
+            _set_input(e_nxt[e], v, tiny, rin, e_cls, g_w, g_nfull, nfree, o_ptr, o_grp,
+                       echg, enext, chead, pending)
     _clear(k, echg, enext, chead, drop, gchg, gnext, ghead)
     return nchg, (lbuf, lc, lcnt)
 
@@ -438,6 +452,14 @@ def new_state(g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, cap, tiny):
         for x in range(o_ptr[e], o_ptr[e + 1]):
             acc += g_w[o_grp[x]]
         e_w[e] = acc
+    P = g_ent.shape[1]
+    g_opos = np.full((G, P), -1, dtype=np.int64)  # position of group g in its entries' lists
+    for e in range(E):
+        for x in range(o_ptr[e], o_ptr[e + 1]):
+            g = o_grp[x]
+            for q in range(P):
+                if g_ent[g, q] == e:
+                    g_opos[g, q] = x
     lcap = np.empty(ncls, dtype=np.int64)
     lbase = np.empty(ncls, dtype=np.int64)
     t = 0
@@ -449,7 +471,8 @@ def new_state(g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, cap, tiny):
     rin = np.full(E, np.nan)
     st = (rin, np.full(E, np.nan), np.zeros(E), e_w, np.zeros(E, dtype=np.int64),
           np.zeros(E, dtype=np.bool_), np.full(E, -1, dtype=np.int64),
-          np.full(ncls, -1, dtype=np.int64), np.zeros(E, dtype=np.bool_), np.full(G, np.nan),
+          np.full(ncls, -1, dtype=np.int64), np.full(E, -1, dtype=np.int64),
+          np.full(G, np.nan),
           np.zeros(G), np.zeros(G, dtype=np.int64), np.full(G, -1, dtype=np.int64),
           np.empty(G1, dtype=np.int64), np.zeros(G, dtype=np.bool_),
           np.full(G, -1, dtype=np.int64), np.full(ncls, -1, dtype=np.int64),
@@ -459,7 +482,7 @@ def new_state(g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, cap, tiny):
           np.zeros(E + ncls, dtype=np.int64), lbase, lcap, top, np.empty(maxe),
           np.empty(maxe, dtype=np.int64), np.empty(maxe, dtype=np.int64), np.empty(maxe),
           np.empty(maxe, dtype=np.int64), np.empty(2 * G1, dtype=np.int64),
-          np.empty(max(E, 1), dtype=np.int64))
+          np.empty(max(E, 1), dtype=np.int64), np.zeros(o_grp.shape[0]), g_opos)
     bufs = (np.empty(max(t, 1), dtype=np.int64), np.empty(max(t, 1)),
             np.empty(max(t, 1), dtype=np.int64))
     g_nfull, nfree, pending = st[11], st[17], st[19]
