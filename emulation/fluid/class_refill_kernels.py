@@ -1,7 +1,9 @@
 """Compiled (numba) incremental strict-priority max-min for ``queue_events``: the state of
 every class's last progressive fill and its update after flows complete, recomputing
 only what the completions change, with the operations of a full fill, so the rates and
-residuals are the same as ``refill_kernels._fill_class`` (and ``priority_rates``) give.
+residuals are the same, bit for bit, as ``allocation_kernels.priority_rates`` gives (per
+class a progressive fill as ``_fill`` does it, then the usage summed per link in
+ascending path order and subtracted, a residual <= ``tiny`` counting as 0).
 
 Classes are filled in priority order; entry e of class k (one link ``e_link[e]`` the
 class's (class, path) groups cross, ``_class_groups``) reads as input the residual the
@@ -22,7 +24,7 @@ input changes, ``_update_class`` finds the first round they can alter:
 
 From that round on the fill runs again from the restored state (records rewritten). The
 output residual of an entry is recomputed (usage summed over its groups in ascending
-order, as ``_fill_class`` sums it) only where a group's rate or weight or the input
+order, as ``priority_rates`` sums it) only where a group's rate or weight or the input
 changed, and only changed outputs reach the next class. A class is blocked (rates 0,
 residuals passed through) when each of its groups with flows crosses a full input
 (<= ``tiny``), kept as a count of free groups per class (``nfree``) updated when an
@@ -34,17 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from emulation.fluid.refill_kernels import _class_groups, _grow
 from emulation.kernels import jit, tiny_network
-
-
-@jit
-def _grow(a, need):
-    """``a`` itself if it holds ``need`` entries, else a copy at least twice as long."""
-    if need <= a.shape[0]:
-        return a
-    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[:a.shape[0]] = a
-    return b
 
 
 @jit
@@ -84,7 +77,7 @@ def _find(lbuf, a, b, j):
 def _rounds_k(k, r, nlive, level, tiny, g_w, g_ent, e_ptr, o_ptr, o_grp, cl, cnt, live,
               share, sat, fr, fo, nfo, g_new, nr, r_m, r_lev, r_loff, r_fs, lbase, lcap, top,
               lbuf, lc, lcnt):
-    """``_fill_class``'s progressive filling of class k from round ``r`` (state: local
+    """``_fill``'s progressive filling of class k from round ``r`` (state: local
     entries ``live[:nlive]`` ascending, residuals ``cl`` and counts ``cnt`` by local
     entry, ``level``), the same operations, recording each round (rounds of class k at
     ``e_ptr[k] + k + r``; its live entries in ``lbuf[r_loff:r_loff next]``, relocated to
@@ -435,7 +428,7 @@ def _clear(k, echg, enext, chead, drop, gchg, gnext, ghead):
 @jit
 def new_state(g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, cap, tiny):
     """Every class filled in order on the capacities ``cap`` (recorded), as
-    ``_walk`` over all classes would. Returns (state, buffers, e_cls, e_nxt); the rates
+    ``priority_rates`` fills them. Returns (state, buffers, e_cls, e_nxt); the rates
     per group are the state's ``g_rate`` (index 9)."""
     ncls = g_ptr.shape[0] - 1
     G = g_w.shape[0]
@@ -554,7 +547,6 @@ def update(k0, st, bufs, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp, e_cls, e_
 
 def warm_up() -> None:
     """Compile (or load from numba's cache) this module's kernels on a tiny input."""
-    from emulation.fluid.refill_kernels import _class_groups
     path_links, _, _, cap = tiny_network()
     pid = np.array([0, 1], dtype=np.int64)
     nl = cap.shape[0]

@@ -8,7 +8,8 @@ that only complete flows.
 - Many events in one call: ``flow_events`` under one class (fair sharing) and
   ``queue_events`` under several (strict priority), each step with the operations of the
   Python path; they hand back to the engine at a timer, a coflow completion or nothing
-  finishing. Their re-allocation is ``emulation/fluid/refill_kernels.py``.
+  finishing. Their re-allocation is ``emulation/fluid/refill_kernels.py`` (one class)
+  and ``emulation/fluid/class_refill_kernels.py`` (several).
 
 Conventions as in ``emulation/fluid/allocation_kernels.py``: ``path_links`` (paths x P,
 dummy link ``nl - 1``), capacities and rates in bytes/s, remaining sizes in bytes, times
@@ -228,9 +229,10 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
       stop there (a coflow completes, a timer is due) and build nothing;
     - then only moving flows (rate > 0) are timed and advanced (the others' remaining
       bytes and times to finish are unchanged by those operations);
-    - rates are refilled from the first class that lost flows, class by class, skipping
-      classes whose inputs are as recorded (``_walk``), and written to the flows of the
-      (class, path) groups whose rate changed;
+    - rates are updated incrementally (``class_refill_kernels``): from the first class
+      that lost flows, each class whose flows or input residuals changed is refilled
+      from the first round of its recorded fill that the change alters, and only the
+      (class, path) groups whose rate changed are written to their flows;
     - rows are not moved per event: the order ``retire_flows`` would leave is tracked as
       a permutation and applied once, on return.
 
