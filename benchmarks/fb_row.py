@@ -1,14 +1,15 @@
-"""One FB2010 simulation in this process, for A/B timings of two checkouts, and the
-comparison of two runs' records.
+"""One simulation of a benchmark trace in this process, for A/B timings of two checkouts,
+and the comparison of two runs' records.
 
     cd CHECKOUT && .venv/bin/python benchmarks/fb_row.py run POLICY REALLOC [--offline] \\
-        [--out runs.npz]
+        [--trace fb|hpo|cluster] [--out runs.npz]
     .venv/bin/python benchmarks/fb_row.py compare a.npz b.npz
 
 ``run`` uses the modules of the current directory's checkout (it puts the directory
 first on ``sys.path``), loads the compiled kernels before the clock starts, simulates the
-FB2010 trace (``data/``; 150 ports at 1 Gbit/s; online with K = 8 classes, or
-``--offline``: every coflow at t = 0, unlimited classes) and prints one JSON line:
+FB2010 trace (``data/``; 150 ports at 1 Gbit/s) or ``--trace``'s trace of
+``benchmarks/fluid_speed.py`` (online with K = 8 classes, or ``--offline``: every
+coflow at t = 0, unlimited classes) and prints one JSON line:
 simulation seconds (``FluidSimulator.run``), avg CCT, rate allocations. ``--out`` keeps
 the records (coflow CCTs, every flow's id, start and end) for ``compare``, which prints,
 per column, "identical" or the largest relative difference.
@@ -24,7 +25,7 @@ import time
 import numpy as np
 
 
-def run(policy: str, realloc: str, offline: bool, out: str | None) -> None:
+def run(policy: str, realloc: str, offline: bool, out: str | None, kind: str = "fb") -> None:
     sys.path.insert(0, os.getcwd())
     sys.path.insert(0, os.path.join(os.getcwd(), "benchmarks"))
     from emulation import kernels
@@ -32,7 +33,7 @@ def run(policy: str, realloc: str, offline: bool, out: str | None) -> None:
     from emulation.scheduler import make_policy
     from fluid_speed import _trace_topo
     kernels.warm_up()
-    trace, topo = _trace_topo("fb")
+    trace, topo = _trace_topo(kind)
     sim = FluidSimulator(trace, topo, make_policy(policy), realloc=realloc,
                          release_at_zero=offline, priority_classes=0 if offline else 8)
     t0 = time.perf_counter()
@@ -43,8 +44,8 @@ def run(policy: str, realloc: str, offline: bool, out: str | None) -> None:
         np.savez(out, cct=cct, start=np.asarray(res.flows["start_s"]),
                  end=np.asarray(res.flows["end_s"]),
                  fid=np.asarray(res.flows["flow_id"]).astype(str))
-    print(json.dumps({"checkout": os.getcwd(), "policy": policy, "realloc": realloc,
-                      "offline": offline, "sim_s": round(sim_s, 3),
+    print(json.dumps({"checkout": os.getcwd(), "trace": kind, "policy": policy,
+                      "realloc": realloc, "offline": offline, "sim_s": round(sim_s, 3),
                       "avg_cct_s": float(cct.mean()), "decisions": sim.num_decisions}))
 
 
@@ -71,12 +72,13 @@ def main() -> None:
     r.add_argument("realloc")
     r.add_argument("--offline", action="store_true")
     r.add_argument("--out")
+    r.add_argument("--trace", choices=("fb", "hpo", "cluster"), default="fb")
     c = sub.add_parser("compare")
     c.add_argument("a")
     c.add_argument("b")
     args = ap.parse_args()
     if args.cmd == "run":
-        run(args.policy, args.realloc, args.offline, args.out)
+        run(args.policy, args.realloc, args.offline, args.out, args.trace)
     else:
         compare(args.a, args.b)
 

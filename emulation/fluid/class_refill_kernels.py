@@ -446,13 +446,16 @@ def new_state(g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, cap, tiny):
             acc += g_w[o_grp[x]]
         e_w[e] = acc
     P = g_ent.shape[1]
-    g_opos = np.full((G, P), -1, dtype=np.int64)  # position of group g in its entries' lists
-    for e in range(E):
-        for x in range(o_ptr[e], o_ptr[e + 1]):
-            g = o_grp[x]
-            for q in range(P):
-                if g_ent[g, q] == e:
-                    g_opos[g, q] = x
+    # position of group g in its entries' group lists: ``_class_groups`` fills each list
+    # in ascending group order, so the same walk numbers them
+    g_opos = np.full((G, P), -1, dtype=np.int64)
+    opos = o_ptr[:E].copy()
+    for g in range(G):
+        for q in range(P):
+            e = g_ent[g, q]
+            if e >= 0:
+                g_opos[g, q] = opos[e]
+                opos[e] += 1
     lcap = np.empty(ncls, dtype=np.int64)
     lbase = np.empty(ncls, dtype=np.int64)
     t = 0
