@@ -15,7 +15,8 @@ measured, so a new or replaced policy appears without editing this file:
   t = 0, unlimited priority classes; target 10 s; its avg CCT is printed); Sincronia
   with ``realloc="queues"`` (decisions at coflow events, rates re-shared at every flow
   completion: the semantics of Sincronia's own simulator), online, and offline with
-  ``--queues-offline``.
+  ``--queues-offline``; the other priority policies under ``queues`` with
+  ``--queues-all``.
 - HPO: a generated trace of >= 2,000 coflows on 32 hosts, every policy, exact per-flow
   reallocation (the suite's semantics; target 30 s); beamer and sincronia with
   ``realloc="queues"``.
@@ -293,9 +294,13 @@ def main() -> int:
                          "(target 1.5; compiles the kernels once, about a minute)")
     ap.add_argument("--cli-only", action="store_true",
                     help="only the --cli rows (about 3 minutes with --reps 3)")
+    ap.add_argument("--queues-all", action="store_true",
+                    help="add FB rows under realloc=queues for every other priority policy "
+                         "(the beamer variants, fifo_lm; fifo_lm's byte wake-ups keep it "
+                         "on the Python path, minutes)")
     ap.add_argument("--queues-offline", action="store_true",
                     help="add offline Sincronia on FB with realloc=queues (the setting of "
-                         "docs/sincronia-check.md; about 19 minutes per repetition on a 2-core machine)")
+                         "docs/sincronia-check.md; about 3 minutes per repetition on a 2-core machine)")
     args = ap.parse_args()
     if args.reps < 1:
         ap.error("--reps must be >= 1")
@@ -333,6 +338,12 @@ def main() -> int:
                 "FB2010 sincronia offline, K=0 (avg CCT {cct:.2f} s)", offline=True)
         sim_row("FB", "fb", "sincronia", "queues", None,
                 "FB2010 sincronia (realloc=queues; avg CCT {cct:.2f} s)")
+        if args.queues_all:
+            for p in sorted(POLICIES):
+                if p == "sincronia" or POLICIES[p].allocation != "priority" or p == "fair":
+                    continue
+                sim_row("FB", "fb", p, "queues", None,
+                        f"FB2010 {p} (realloc=queues; avg CCT {{cct:.2f}} s)")
         if args.queues_offline:
             sim_row("FB", "fb", "sincronia", "queues", None,
                     "FB2010 sincronia offline, K=0, realloc=queues (avg CCT {cct:.2f} s)",

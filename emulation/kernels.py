@@ -6,7 +6,9 @@ The kernels sit beside the code that calls them:
 
 - ``emulation/fluid/allocation_kernels.py``: rate allocation (max-min, strict priority,
   MADD);
-- ``emulation/fluid/refill_kernels.py``: re-allocation after flow completions;
+- ``emulation/fluid/refill_kernels.py``: re-allocation after flow completions (one class);
+- ``emulation/fluid/class_refill_kernels.py``: the incremental strict-priority re-allocation
+  of several classes;
 - ``emulation/fluid/event_kernels.py``: time advance, retiring active flows, the loops
   over events that only complete flows;
 - ``emulation/view_kernels.py``: the policies' view loads;
@@ -29,6 +31,7 @@ import numpy as np
 from numba import njit
 
 MODULES = ("emulation.fluid.allocation_kernels", "emulation.fluid.refill_kernels",
+           "emulation.fluid.class_refill_kernels",
            "emulation.fluid.event_kernels", "emulation.view_kernels",
            "emulation.scheduler.bssi_kernel")
 

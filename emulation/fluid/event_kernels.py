@@ -8,7 +8,8 @@ that only complete flows.
 - Many events in one call: ``flow_events`` under one class (fair sharing) and
   ``queue_events`` under several (strict priority), each step with the operations of the
   Python path; they hand back to the engine at a timer, a coflow completion or nothing
-  finishing. Their re-allocation is ``emulation/fluid/refill_kernels.py``.
+  finishing. Their re-allocation is ``emulation/fluid/refill_kernels.py`` (one class)
+  and ``emulation/fluid/class_refill_kernels.py`` (several).
 
 Conventions as in ``emulation/fluid/allocation_kernels.py``: ``path_links`` (paths x P,
 dummy link ``nl - 1``), capacities and rates in bytes/s, remaining sizes in bytes, times
@@ -19,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from emulation.fluid.allocation_kernels import _tolerance
-from emulation.fluid.refill_kernels import _class_groups, _refill_from, _rounds, _walk
+from emulation.fluid.class_refill_kernels import drop_flow, new_state, update
+from emulation.fluid.refill_kernels import _class_groups, _refill_from, _rounds
 from emulation.kernels import jit, tiny_network
 
 
@@ -227,9 +229,10 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
       stop there (a coflow completes, a timer is due) and build nothing;
     - then only moving flows (rate > 0) are timed and advanced (the others' remaining
       bytes and times to finish are unchanged by those operations);
-    - rates are refilled from the first class that lost flows, class by class, skipping
-      classes whose inputs are as recorded (``_walk``), and written to the flows of the
-      (class, path) groups whose rate changed;
+    - rates are updated incrementally (``class_refill_kernels``): from the first class
+      that lost flows, each class whose flows or input residuals changed is refilled
+      from the first round of its recorded fill that the change alters, and only the
+      (class, path) groups whose rate changed are written to their flows;
     - rows are not moved per event: the order ``retire_flows`` would leave is tracked as
       a permutation and applied once, on return.
 
@@ -259,32 +262,10 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
     (g_ptr, g_path, g_w, g_flows, f_ptr, f_grp, e_ptr, e_link, g_ent, o_ptr,
      o_grp) = _class_groups(n0, cf, pid, cls_of, ncls, path_links, nl)
     G = g_path.shape[0]
-    E = e_link.shape[0]
-    maxe = 1
-    maxg = 1
-    for k in range(ncls):
-        maxe = max(maxe, e_ptr[k + 1] - e_ptr[k])
-        maxg = max(maxg, g_ptr[k + 1] - g_ptr[k])
-    scratch_f = np.empty((2, maxe))
-    scratch_i = np.empty((3, maxe), dtype=np.int64)
-    frozen = np.empty(maxg, dtype=np.bool_)
-    used = np.empty(maxe, dtype=np.bool_)
-    rin = np.empty(E)
-    rout = np.full(E, np.nan)
-    val = np.empty(E)
-    g_rate = np.full(G, np.nan)
-    g_new = np.empty(G)
-    chg = np.empty(G, dtype=np.int64)
-    cur = np.empty(nl)
-    mod = np.zeros(nl, dtype=np.bool_)
-    dirty = np.ones(ncls, dtype=np.bool_)
-    blk = np.zeros(ncls, dtype=np.bool_)
-    for l in range(nl - 1):
-        cur[l] = cap[l]
-        mod[l] = True
-    _walk(0, ncls - 1, nl - 1, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
-          rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f, scratch_i, frozen,
-          used)  # the caller's rates, recomputed with their records
+    st, bufs, e_cls, e_nxt = new_state(g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp, cap,
+                                       tiny)  # the caller's rates, recomputed with records
+    g_rate = st[9]
+    chg = np.empty(max(G, 1), dtype=np.int64)
     mv = np.empty(n0, dtype=np.int64)  # the moving flows (row at entry), any order
     mvpos = np.full(n0, -1, dtype=np.int64)
     nmv = 0
@@ -320,7 +301,6 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
                 at[p] = o
                 row[o] = p
         k0 = ncls
-        kmax = -1
         for j in range(nf):
             i = fin[j]
             x = mvpos[i]
@@ -332,15 +312,13 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
             path_flows[pid[i]] -= 1
             for q in range(P):
                 link_flows[path_links[pid[i], q]] -= 1
-            g_w[f_grp[i]] -= 1
-            f_grp[i] = -1
             kc = cls_of[cf[i]]
-            dirty[kc] = True
+            drop_flow(f_grp[i], kc, g_w, g_ent, st[3], st[4], st[11], st[17], st[5], st[6],
+                      st[7], st[14], st[15], st[16], st[19])
+            f_grp[i] = -1
             k0 = min(k0, kc)
-            kmax = max(kmax, kc)
-        nchg = _walk(k0, kmax, 0, dirty, blk, g_ptr, g_w, g_ent, e_ptr, e_link, o_ptr, o_grp,
-                     rin, rout, val, cur, mod, tiny, g_new, g_rate, chg, scratch_f,
-                     scratch_i, frozen, used)
+        nchg, bufs = update(k0, st, bufs, tiny, g_ptr, g_w, g_ent, e_ptr, o_ptr, o_grp,
+                            e_cls, e_nxt, chg)
         for y in range(nchg):  # new rates to the flows of changed groups
             g = chg[y]
             r = g_rate[g]
