@@ -16,15 +16,18 @@ The kernels sit beside the code that calls them:
 
 numba's cache stores the machine code beside each module (``__pycache__``, or in
 ``NUMBA_CACHE_DIR``), so only the first run on a machine pays the compilation (about a
-minute); ``warm_up()`` triggers it explicitly, and a second call only loads it. The cache
-of a kernel is invalidated when its own file changes, not when a kernel it calls from
-another of these modules does: after editing a kernel that another module calls
-(``allocation_kernels._tolerance``, the refill kernels, ``retire_flows``), remove that
-module's cache files too (``*.nbi``, ``*.nbc`` in its ``__pycache__``).
+minute); ``warm_up()`` triggers it explicitly, and a second call only loads it. numba
+invalidates a kernel's cache when its own file changes, not when a kernel it calls from
+another of these modules does; ``source_sha256()`` fingerprints them all, and the setup
+step and the command line (``emulation.fluid.run.ensure_kernels``) empty every kernel's
+cache when the fingerprint stored beside it differs.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -53,6 +56,15 @@ def tiny_network() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     owners = np.array([0, 1, 0, 1], dtype=np.int64)
     cap = np.array([1.0, 2.0, np.inf])
     return path_links, ptr, owners, cap
+
+
+def source_sha256() -> str:
+    """SHA-256 of the source files of every module in ``MODULES`` and of this one, in that
+    order (what the compiled kernels depend on), without importing them."""
+    h = hashlib.sha256()
+    for name in MODULES + (__name__,):
+        h.update(Path(importlib.util.find_spec(name).origin).read_bytes())
+    return h.hexdigest()
 
 
 def modules() -> list[ModuleType]:

@@ -320,3 +320,41 @@ def test_help_explains_options_defaults_and_units():
                    "0 = unlimited", "default big_switch", "(default 4)", "(default 2)",
                    "1 = non-blocking", "10e9 for JSON traces", "seconds"):
         assert needle in text, needle
+
+
+def test_stale_kernel_caches_are_emptied_when_any_kernel_module_changes(tmp_path, monkeypatch):
+    """numba checks only a kernel's own file; the stamp of all kernel sources beside each
+    cache catches a change in another module. Driven on a tiny cached kernel of its own
+    (so the project's caches are not touched) with the fingerprint patched."""
+    import importlib
+    import sys
+    from pathlib import Path
+    from emulation import kernels
+    (tmp_path / "tiny_kernel_mod.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tiny_kernel_mod")
+    try:
+        assert mod.twice(3) == 6  # compiled and cached
+        index = mod.twice._cache._cache_file
+        stamp = Path(mod.twice._cache._cache_path) / run_mod.KERNEL_SOURCES_STAMP
+        monkeypatch.setattr(run_mod, "_dispatchers", lambda: [mod.twice])
+        sources = ["a"]
+        monkeypatch.setattr(kernels, "source_sha256", lambda: sources[0])
+        assert index._load_index()  # the kernel is in the cache
+        # no stamp yet: the cache's origin is unknown, so it is emptied and stamped
+        assert run_mod.drop_stale_kernel_caches() is True
+        assert not index._load_index() and stamp.read_text().strip() == "a"
+        assert mod.twice.py_func(3) == 6
+        mod.twice.recompile()  # refill the cache (what the next warm-up does)
+        mod.twice._cache.save_overload(mod.twice.signatures[0], mod.twice.overloads[mod.twice.signatures[0]])
+        assert index._load_index()
+        # same sources: nothing happens
+        assert run_mod.drop_stale_kernel_caches() is False and index._load_index()
+        # another kernel module changed: emptied again, stamp rewritten
+        sources[0] = "b"
+        assert run_mod.drop_stale_kernel_caches() is True
+        assert not index._load_index() and stamp.read_text().strip() == "b"
+    finally:
+        sys.modules.pop("tiny_kernel_mod", None)

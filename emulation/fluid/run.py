@@ -175,9 +175,48 @@ def kernels_need_compiling() -> bool:
     return False
 
 
+# beside each kernel cache: the SHA-256 of every kernel module's source when it was filled
+KERNEL_SOURCES_STAMP = "kernel-sources.sha256"
+
+
+def drop_stale_kernel_caches() -> bool:
+    """numba invalidates a kernel's cache when the kernel's own file changes, not when a
+    kernel it calls from another of ``emulation.kernels.MODULES`` does (after a ``git pull``
+    that changed only the callee, the caller's cached machine code would be stale). So a
+    stamp of all their sources (``kernels.source_sha256``) sits beside each cache; where
+    it differs from the sources, every kernel's cache index is emptied (the next warm-up
+    compiles afresh) and the stamps are rewritten. True if it emptied them; False too
+    when numba's cache layout cannot be read (nothing is touched then)."""
+    from emulation import kernels
+    try:
+        want = kernels.source_sha256()
+        caches = [d._cache for d in _dispatchers() if type(d._cache).__name__ != "NullCache"]
+        dirs = {Path(c._cache_path) for c in caches}
+
+        def stamp(d: Path) -> str | None:
+            try:
+                return (d / KERNEL_SOURCES_STAMP).read_text().strip()
+            except OSError:
+                return None
+
+        if all(stamp(d) == want for d in dirs):
+            return False
+        for c in caches:
+            c.flush()
+        for d in dirs:
+            d.mkdir(parents=True, exist_ok=True)
+            (d / KERNEL_SOURCES_STAMP).write_text(want + "\n")
+        return True
+    except Exception:  # a numba whose cache internals differ, a read-only cache: say nothing
+        return False
+
+
 def ensure_kernels(stream: TextIO | None = None, *, prefix: str = "") -> float | None:
-    """Compile the kernels up front if they are not cached, saying so once on ``stream``
-    (default stderr); the seconds it took, or None if nothing needed compiling."""
+    """Compile the kernels up front if they are not cached or their cache predates a
+    change of any kernel module (``drop_stale_kernel_caches``), saying so once on
+    ``stream`` (default stderr); the seconds it took, or None if nothing needed
+    compiling."""
+    drop_stale_kernel_caches()
     if not kernels_need_compiling():
         return None
     stream = stream or sys.stderr
