@@ -24,7 +24,9 @@ Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example
 ``--config``) is one experiment; ``testbed_ring.toml``, ``testbed_ps.toml`` and
 ``testbed_random.toml`` are the packet-level ones (they need root and are skipped with a
 note otherwise). Tables:
-``[experiment]`` (backend, policies, seeds, K, repetitions, ...),
+``[experiment]`` (backend, policies, seeds, K, repetitions, ...; ``policies`` left out =
+every policy registered in ``emulation.scheduler.POLICIES``, in registry order: a policy
+added there runs in every such experiment, and the runs made before it stay done),
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
 (dotted key -> list of values; runs are the cartesian product x seeds x policies) and
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes

@@ -4,10 +4,12 @@ Owns the tables of an experiment file (``TABLES``: ``[experiment]`` = ``Experime
 ``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which files of ``experiments/``
 are the default suite (``SKIP_FILES``, ``suite_configs``), the expansion of one file into
 ``RunSpec``s (``load_experiment``: sweep points x seeds x policies x repetitions) and of
-several into one checked list (``collect_specs``), and the hashes that identify a run
-(``RunSpec.config_hash``: its directory on disk; ``content_key``: what its records
-depend on). Nothing here runs anything or writes a file; the CLIs of ``workloads`` and
-``emulation.fluid`` import the schema from here to validate a config.
+several into one checked list (``collect_specs``), the policies a file without
+``[experiment] policies`` runs (``registered_policies``: every policy of the registry), and
+the hashes that identify a run (``RunSpec.config_hash``: its directory on disk;
+``content_key``: what its records depend on). Nothing here runs anything or writes a file;
+the CLIs of ``workloads`` and ``emulation.fluid`` import the schema from here to validate
+a config.
 """
 from __future__ import annotations
 
@@ -27,6 +29,12 @@ SKIP_FILES = frozenset({"default.toml", "testbed.toml"})  # not part of the defa
 TABLES = ("experiment", "workload", "topology", "sweep", "full")
 BACKENDS = ("fluid", "mininet")
 MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_specs' note
+# The policies the repository ships, in registry order. A run of a file without
+# ``[experiment] policies`` records this list as its experiment's ``policies`` (in
+# run_config.json and so in its config hash), not the registry it ran with: registering a
+# policy adds that policy's runs and leaves every run made before it done.
+SHIPPED_POLICIES = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only",
+                    "sincronia", "fifo_lm", "fair", "varys")
 
 
 @dataclass(frozen=True)
@@ -36,8 +44,9 @@ class ExperimentSection:
     name: str
     description: str = ""
     backend: Literal["fluid", "mininet"] = "fluid"
-    policies: tuple[str, ...] = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only",
-                                  "sincronia", "fifo_lm", "fair", "varys")
+    # None (the key left out): every registered policy, in registry order
+    # (``registered_policies``, resolved when the file is expanded into runs)
+    policies: tuple[str, ...] | None = None
     seeds: tuple[int, ...] = (1, 2, 3)
     priority_classes: int = 8
     release_at_zero: bool = False
@@ -54,10 +63,10 @@ class ExperimentSection:
 
     def check(self, where: str = "experiment") -> None:
         from emulation.scheduler import POLICIES
-        for p in self.policies:
+        for p in self.policies or ():
             if p not in POLICIES:
                 raise ConfigError(f"{where}.policies: unknown policy {p!r}; known: {', '.join(POLICIES)}")
-        if not self.policies or not self.seeds:
+        if self.policies == () or not self.seeds:
             raise ConfigError(f"{where}: policies and seeds must not be empty")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
@@ -120,6 +129,13 @@ def content_key(spec: RunSpec) -> str:
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def registered_policies() -> tuple[str, ...]:
+    """Every policy of ``emulation.scheduler.POLICIES``, in registry order: what a file
+    without ``[experiment] policies`` runs."""
+    from emulation.scheduler import POLICIES
+    return tuple(POLICIES)
+
+
 def suite_configs() -> list[Path]:
     """The default suite: every ``experiments/*.toml`` except ``SKIP_FILES``, sorted."""
     return sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in SKIP_FILES)
@@ -172,7 +188,10 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
                 raise ConfigError(f"{path}: experiment.trace: no such file {tp}")
             trace_path = str(tp)
             trace_sha = file_sha256(tp)
+        policies = exp.policies if exp.policies is not None else registered_policies()
         exp_cfg = to_dict(exp)
+        # recorded and hashed: the file's list, or SHIPPED_POLICIES for a file without one
+        exp_cfg["policies"] = list(exp.policies if exp.policies is not None else SHIPPED_POLICIES)
         if exp.backend == "fluid":
             del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
         params = {k: v for k, v in zip(keys, combo)}
@@ -180,7 +199,7 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         for seed in seeds:
             wl = _in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
-            for policy in exp.policies:
+            for policy in policies:
                 for rep in range(exp.repetitions):
                     name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
                     if exp.backend == "mininet":
