@@ -2,8 +2,8 @@
 
     python run_experiments.py                 # the default suite into results/, then the analysis
     python run_experiments.py --dry-run       # list the runs (done / to run) without running them
-    python run_experiments.py --config mine.toml            # your experiment into runs/mine/
-    python run_experiments.py --config mine.toml --out DIR  # ... or into DIR
+    python run_experiments.py --config runs/mine.toml       # your experiment into runs/mine/
+    python run_experiments.py --config runs/mine.toml --out DIR  # ... or into DIR
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions, into runs/full/
     python run_experiments.py --verify        # recompute the committed results and compare
 

@@ -59,6 +59,16 @@ def test_seed_option_and_experiment_seeds(tmp_path):
     assert r.returncode == 0 and r.stderr == ""  # nothing unused, nothing said
 
 
+def test_generate_makes_the_output_directory(tmp_path):
+    """README: ``generate ... -o runs/trace.json`` in a fresh clone, where runs/ is not there."""
+    cfg = tmp_path / "x.toml"
+    cfg.write_text("[workload]\nnum_apps = 1\nseed = 3\n")
+    out = tmp_path / "runs" / "deeper" / "t.json"
+    r = gen(cfg, out)
+    assert r.returncode == 0, r.stderr
+    assert trace_mod.load(out).seed == 3
+
+
 @pytest.mark.parametrize("text,needle", [
     ("[workloadd]\nseed = 1\n", "unknown key 'workloadd' (known tables: "),
     ("[workload]\nnum_app = 1\n", "unknown key 'workload.num_app' (known: "),

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("config", help="experiment TOML (its [workload] table; other tables are "
                                   "checked and named on stderr as not used)")
     g.add_argument("-o", "--output", required=True, metavar="TRACE.json",
-                   help="trace file to write (canonical JSON)")
+                   help="trace file to write (canonical JSON; missing directories are made)")
     g.add_argument("--seed", type=int, metavar="N",
                    help="workload seed (default: [workload] seed, else the first of "
                         "[experiment] seeds, else 1)")
@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             if note:
                 print(note, file=sys.stderr)
             t = generate(cfg) if cfg is not None else coflow_benchmark.load_any(trace_file)
+            Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # runs/ in a fresh clone
             trace.save(t, args.output)
             n_coflows = sum(j.iterations * len(j.coflows) for j in t.jobs())
             seed = "none" if t.seed is None else t.seed

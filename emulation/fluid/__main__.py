@@ -78,9 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="each policy's published reallocation (--realloc policy):\n" + "\n".join(
             f"  {n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES))
         + "\n\nexamples:\n"
-          "  python -m emulation.fluid trace.json --policy beamer -o out/beamer\n"
-          "  python -m emulation.fluid trace.json --policy fair --config "
-          "experiments/default.toml -o out/fair\n"
+          "  python -m emulation.fluid runs/trace.json --policy beamer -o runs/out/beamer\n"
+          "  python -m emulation.fluid runs/trace.json --policy fair --config "
+          "experiments/default.toml -o runs/out/fair\n"
           "  python -m emulation.fluid data/FB2010-1Hr-150-0.txt --policy varys "
           "--config experiments/fb.toml -o /tmp/fb-varys")
     ap.add_argument("trace", help="JSON trace (python -m workloads generate) or "
