@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from emulation.topology import Topology
 from workloads.hpo import planned_successors
@@ -89,9 +90,6 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
     L = len(topo.links)
     cap_bps = np.array([l.rate_bps for l in topo.links], dtype=float)
     cap = np.concatenate([cap_bps / 8.0, [np.inf]])  # bytes/s, dummy last
-    path_cache: dict[tuple[str, str], int] = {}
-    paths: list[list[int]] = []
-    tf_pid: list[int] = []
     stages = trace.stages()
     stage_ids = [s.stage_id for s in stages]
     sidx = {sid: i for i, sid in enumerate(stage_ids)}
@@ -101,12 +99,11 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
     for i, s in enumerate(stages):
         for d in s.depends_on:
             stage_children[sidx[d]].append(i)
-    # jobs and their per-iteration coflow templates
+    # jobs and their per-iteration coflow templates; the template flows in trace order
     job_stage, job_iters, job_compute, job_t0, job_t1, job_ids = [], [], [], [], [], []
     stage_jobs: list[list[int]] = []
-    tf_size, tf_src, tf_dst = [], [], []
     t_f0, t_f1 = [], []
-    P = 1
+    flows: list = []
     for si, s in enumerate(stages):
         js = []
         for job in s.jobs:
@@ -118,25 +115,26 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
             job_compute.append(job.compute_s)
             job_t0.append(len(t_f0))
             for c in job.coflows:
-                t_f0.append(len(tf_size))
-                for f in c.flows:
-                    key = (f.src, f.dst)
-                    pid = path_cache.get(key)
-                    if pid is None:
-                        pid = path_cache[key] = len(paths)
-                        paths.append(topo.path_indices(f.src, f.dst))
-                        P = max(P, len(paths[-1]))
-                    tf_pid.append(pid)
-                    tf_size.append(f.size_bytes)
-                    tf_src.append(f.src)
-                    tf_dst.append(f.dst)
-                t_f1.append(len(tf_size))
+                t_f0.append(len(flows))
+                flows.extend(c.flows)
+                t_f1.append(len(flows))
             job_t1.append(len(t_f0))
         stage_jobs.append(js)
+    tf_src = [f.src for f in flows]
+    tf_dst = [f.dst for f in flows]
+    tf_size = [f.size_bytes for f in flows]
+    # one path per (src, dst) pair, numbered in order of first appearance
+    host_code, host_names = pd.factorize(np.array(tf_src + tf_dst, dtype=object))
+    num_hosts = len(host_names)
+    tf_pid, pairs = pd.factorize(host_code[:len(flows)] * num_hosts + host_code[len(flows):])
+    tf_pid = tf_pid.astype(np.int64)
+    paths = [topo.path_indices(host_names[a], host_names[b])
+             for a, b in zip((pairs // max(num_hosts, 1)).tolist(), (pairs % max(num_hosts, 1)).tolist())]
+    P = max([1] + [len(p) for p in paths])
     path_links = np.full((len(paths), P), L, dtype=np.int64)
     for i, p in enumerate(paths):
         path_links[i, : len(p)] = p
-    tf_pid_a = np.array(tf_pid, dtype=np.int64)
+    tf_pid_a = tf_pid
     tf_links = path_links[tf_pid_a] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
     tf_size_a = np.array(tf_size, dtype=float)
     t_f0_a = np.array(t_f0, dtype=np.int64)
@@ -148,7 +146,9 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
     tl = np.zeros((T, L + 1))
     if T:
         tmpl_of_tf = np.repeat(np.arange(T), t_f1_a - t_f0_a)
-        np.add.at(tl, (np.repeat(tmpl_of_tf, P), tf_links.ravel()), np.repeat(tf_size_a, P))
+        cell = np.repeat(tmpl_of_tf, P) * (L + 1) + tf_links.ravel()
+        tl = np.bincount(cell, weights=np.repeat(tf_size_a, P),
+                         minlength=T * (L + 1)).reshape(T, L + 1)
     tmpl_lb = tl[:, :L]
     tmpl_sync_s = (tmpl_lb / cap[None, :L]).max(axis=1, initial=0.0)
     tmpl_size = np.array([tf_size_a[a:b].sum() for a, b in zip(t_f0, t_f1)])

@@ -16,6 +16,18 @@ def flow_id(coflow: str, index: int) -> str:
     return f"{coflow}/f{index}"
 
 
+def flow_ids(coflows: list[str], indices: list[int]) -> list[str]:
+    """``flow_id(c, i)`` for each pair of ``coflows`` and ``indices`` (equal lengths),
+    with each distinct index's suffix formatted once (the FB2010 trace's records name
+    706,397 flows)."""
+    if len(coflows) != len(indices):
+        raise ValueError(f"{len(coflows)} coflow names for {len(indices)} flow indices")
+    if indices and min(indices) < 0:
+        raise ValueError(f"flow index {min(indices)} < 0")
+    suffix = [flow_id("", i) for i in range(max(indices, default=-1) + 1)]
+    return [c + suffix[i] for c, i in zip(coflows, indices)]
+
+
 def parse_coflow_id(name: str) -> tuple[str, int, int]:
     """(job id, iteration, index) of a coflow name; ValueError if it is not one."""
     job, it, c = name.rsplit("/", 2)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from emulation.compiled_trace import CompiledTrace, compile_trace
 from emulation.fluid.event_kernels import retire_flows
-from emulation.ids import coflow_id, flow_id
+from emulation.ids import coflow_id, flow_ids
 from emulation.records import FLOW_COLUMNS
 from emulation.scheduler.base import View
 from emulation.topology import Topology
@@ -350,11 +350,17 @@ class ClusterState:
         c_tmpl = np.array(self.c_tmpl, dtype=np.int64)
         local = tf - self.t_f0[c_tmpl[cf]] if len(cf) else tf
         c_ids, tf_src, tf_dst = self.c_ids, self.tf_src, self.tf_dst
+        coflow_names: list[list[str]] = []  # built once, on first use by either column
+
+        def flow_coflows() -> list[str]:
+            if not coflow_names:
+                coflow_names.append([c_ids[c] for c in cf.tolist()])
+            return coflow_names[0]
+
         flows = FlowColumns(
             strings={
-                "flow_id": lambda: [flow_id(c_ids[c], i)
-                                    for c, i in zip(cf.tolist(), local.tolist())],
-                "coflow_id": lambda: [c_ids[c] for c in cf.tolist()],
+                "flow_id": lambda: flow_ids(flow_coflows(), local.tolist()),
+                "coflow_id": flow_coflows,
                 "src": lambda: [tf_src[i] for i in tf.tolist()],
                 "dst": lambda: [tf_dst[i] for i in tf.tolist()],
             },
