@@ -5,7 +5,9 @@ them (one row per drawn bar, point or line, with the policy and its colour), so 
 figure can be checked without reading the picture. Policies come from the data, in
 registry order (``analysis.policies``), with one colour, marker and line style per policy
 name across all figures. Every error bar says in the figure what it is; none is drawn
-from a single value.
+from a single value. On a log axis an interval whose lower end the axis cannot show
+(a symmetric t-interval of a positive ratio can reach 0 or below) is drawn down to the
+axis and ends there in a marker, never cut silently (``interval_ends``).
 """
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ from analysis.policies import Style, policy_order, styles as policy_styles  # no
 # a bar chart switches to a log y axis when its tallest bar is more than this many times
 # its median bar (one bar would otherwise flatten the others)
 LOG_AXIS_SPREAD = 3.0
+# a log y axis reaches at most this many times below its smallest bar; an interval end
+# under the axis is drawn at the axis with CUT_MARKER
+LOG_AXIS_DEPTH = 10.0
+CUT_MARKER = "v"
+CUT_NOTE = "\u25bc: interval reaches below the axis (lower end <= 0 or under it)"
 
 
 def _save(fig, out: Path, stem: str, data: pd.DataFrame) -> list[Path]:
@@ -65,8 +72,42 @@ def _interval_note(counts, what: str = "seeds", mark: str = "bar") -> str:
     return f"error bars: 95% CI of the mean over {n} {what} (t){none}"
 
 
-def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray) -> bool:
-    """Log y axis (plain-number ticks) when the tallest bar dwarfs the median one."""
+def log_axis_bottom(values: np.ndarray, lows: np.ndarray | None = None) -> float:
+    """Lower limit of a log y axis of ratio bars: 0.8 (room below the line at 1) or 10%
+    under the smallest bar if lower; where a positive interval end of ``lows`` is under
+    that, 10% under the lowest such end, but never more than ``LOG_AXIS_DEPTH`` times
+    below the smallest bar (ends under the axis, 0 or negative ones included, are drawn
+    at it: ``interval_ends``)."""
+    values = np.asarray(values, dtype=float)
+    vmin = float(values[np.isfinite(values) & (values > 0)].min())
+    bottom = min(0.8, vmin * 0.9)
+    lows = np.asarray([] if lows is None else lows, dtype=float)
+    lo = lows[np.isfinite(lows) & (lows > 0)]
+    if len(lo) and lo.min() < bottom:
+        bottom = min(bottom, max(float(lo.min()) * 0.9, vmin / LOG_AXIS_DEPTH))
+    return bottom
+
+
+def interval_ends(means, half_widths, bottom: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ends of each error bar as drawn: (low, high, cut). The interval is mean +-
+    half-width; on a log axis (``bottom``: its lower limit) a lower end under ``bottom``,
+    0 or negative included, is drawn at ``bottom`` and ``cut`` is True there (the figure
+    marks it). ``bottom`` None (a linear axis): every interval as computed. A NaN
+    half-width (no interval) gives NaN ends, not cut."""
+    m = np.asarray(means, dtype=float)
+    h = np.asarray(half_widths, dtype=float)
+    low, high = m - h, m + h
+    cut = np.zeros(len(m), dtype=bool)
+    if bottom is not None:
+        cut = np.isfinite(low) & (low < bottom)
+        low = np.where(cut, bottom, low)
+    return low, high, cut
+
+
+def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | None = None) -> bool:
+    """Log y axis (plain-number ticks) when the tallest bar dwarfs the median one; its
+    bottom is ``log_axis_bottom(values, lows)``."""
     v = values[np.isfinite(values) & (values > 0)]
     if len(v) == 0:
         return False
@@ -74,7 +115,7 @@ def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray) -> bool:
     if top / np.median(v) <= LOG_AXIS_SPREAD:
         return False
     ax.set_yscale("log")
-    ax.set_ylim(min(0.8, float(v.min()) * 0.9), top * 1.3)
+    ax.set_ylim(log_axis_bottom(values, lows), top * 1.3)
     ticks = [t for t in (0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500)
              if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
     ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
@@ -86,7 +127,9 @@ def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray) -> bool:
 def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Path,
                     styles: dict[str, Style] | None = None) -> list[Path]:
     """Bars: avg SCT / the reference policy's (same trace, per seed, then averaged) per
-    policy and scenario; 95% t-interval over seeds where there are two or more."""
+    policy and scenario; 95% t-interval over seeds where there are two or more. On a log
+    axis an interval reaching below the axis ends there in ``CUT_MARKER`` (the title says
+    so; the CSV keeps the interval as computed: ratio_mean +- ci95)."""
     d = norm[norm["experiment"] == experiment]
     pols = policy_order(d["policy"])
     st = _styles(pols, styles)
@@ -98,26 +141,36 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
         scen, ticks = [scen[i] for i in order], [ticks[i] for i in order]
     fig, ax = plt.subplots(figsize=(max(5.5, 1.3 * len(scen) * max(1, len(pols) / 5) + 3), 3.8))
     width = 0.8 / len(pols)
+    xs = {p: np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width for i, p in enumerate(pols)}
     rows = []
-    for i, p in enumerate(pols):
+    for p in pols:
         row = d[d["policy"] == p].set_index("scenario").reindex(scen)
-        x = np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width
         # the reference's own ratio is 1 by definition: no interval to draw
         err = row["ratio_ci95"].where((row["seeds"] >= 2) & (p != reference))
-        ax.bar(x, row["ratio_mean"], width, label=p, color=st[p].colour, zorder=2)
-        ax.errorbar(x, row["ratio_mean"], yerr=err, fmt="none", ecolor="black", elinewidth=1,
-                    capsize=2, zorder=3)
         for s, m, e, n in zip(scen, row["ratio_mean"], err, row["seeds"]):
             rows.append({"experiment": experiment, "scenario": s, "policy": p, "ratio_mean": m,
                          "ci95": e, "runs": n, "colour": st[p].colour})
     data = pd.DataFrame(rows)
-    log = _maybe_log_y(ax, data["ratio_mean"].to_numpy(float),
-                       (data["ratio_mean"] + data["ci95"].fillna(0)).to_numpy(float))
+    means, half = data["ratio_mean"].to_numpy(float), data["ci95"].to_numpy(float)
+    log = _maybe_log_y(ax, means, (data["ratio_mean"] + data["ci95"].fillna(0)).to_numpy(float),
+                       means - half)
+    low, high, cut = interval_ends(means, half, ax.get_ylim()[0] if log else None)
+    for p in pols:
+        at = (data["policy"] == p).to_numpy()  # this policy's rows, in scenario order
+        x, m, lo, hi, c = xs[p], means[at], low[at], high[at], cut[at]
+        ax.bar(x, m, width, label=p, color=st[p].colour, zorder=2)
+        # an interval the axis shows whole: mean +- ci95; a cut one: the lines below
+        ax.errorbar(x, m, yerr=np.where(c, np.nan, half[at]), fmt="none", ecolor="black",
+                    elinewidth=1, capsize=2, zorder=3)
+        if c.any():  # down to the axis, no cap there: the marker says the interval goes on
+            ax.vlines(x[c], lo[c], hi[c], colors="black", lw=1, zorder=3)
+            ax.plot(x[c], hi[c], ls="none", marker="_", ms=4, mew=1, color="black", zorder=3)
+            ax.plot(x[c], lo[c], ls="none", marker=CUT_MARKER, ms=6, color="black",
+                    clip_on=False, zorder=5)
     if log:  # bar heights are hard to read on a log axis: print them
-        for i, p in enumerate(pols):
+        for p in pols:
             row = data[data["policy"] == p]
-            x = np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width
-            for xi, v in zip(x, row["ratio_mean"]):
+            for xi, v in zip(xs[p], row["ratio_mean"]):
                 if pd.notna(v):
                     ax.text(xi, v * 1.03, f"{v:.2f}", ha="center", va="bottom", fontsize=7,
                             rotation=90 if len(pols) * len(scen) > 10 else 0)
@@ -129,8 +182,8 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
     ax.set_ylabel(f"avg SCT / {reference}'s" + (" (log scale)" if log else ""))
     unit = d["unit"].iloc[0] if "unit" in d and d["unit"].nunique() == 1 else "runs"
     ax.set_title(f"{experiment}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
-                 f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}",
-                 fontsize=10)
+                 f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}"
+                 + (f"\n{CUT_NOTE}" if cut.any() else ""), fontsize=10)
     ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, f"{experiment}_normalised_avg_sct", data)
 
