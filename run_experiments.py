@@ -35,8 +35,15 @@ records and ``run_config.json``; a rerun skips runs whose directory holds the sa
 hash, so an interrupted suite resumes where it stopped. A directory that holds a
 different run (another config hash: the config changed) is replaced only with
 ``--force``; without it the runner stops before any run and names the directory. Bad
-configs fail before any run starts. Paths in the records (run.json ``trace_path``) are
-relative to the results directory.
+configs fail before any run starts, ``--dry-run`` included, with one line ``error: FILE:
+...`` naming the key and exit status 2, and nothing is written: an unknown or mistyped key,
+a value out of range, or a topology short of the trace's hosts (``[topology] num_hosts``
+below ``[workload] num_hosts``; leave it out and the topology takes the trace's count).
+A run that fails inside (an error in the simulator) leaves no run directory: its
+temporary directory is removed, an older run of the same name is kept, and a rerun runs
+it again; the traces and bounds already made under ``<experiment>/traces/`` are whole
+files and are reused. Paths in the records (run.json ``trace_path``) are relative to the
+results directory.
 
 The analysis (``analysis/``) reports every policy that ran, in the registry order of
 ``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``

@@ -3,7 +3,8 @@
 Owns the tables of an experiment file (``TABLES``: ``[experiment]`` = ``ExperimentSection``,
 ``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which files of ``experiments/``
 are the default suite (``SKIP_FILES``, ``suite_configs``), the expansion of one file into
-``RunSpec``s (``load_experiment``: sweep points x seeds x policies x repetitions) and of
+``RunSpec``s (``load_experiment``: sweep points x seeds x policies x repetitions, each
+point's topology checked to hold every host of its trace: ``check_topology_hosts``) and of
 several into one checked list (``collect_specs``), the policies a file without
 ``[experiment] policies`` runs (``registered_policies``: every policy of the registry), and
 the hashes that identify a run (``RunSpec.config_hash``: its directory on disk;
@@ -14,6 +15,7 @@ a config.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -157,6 +159,46 @@ def _in_file(path: Path, fn, *args):
         raise ConfigError(f"{path}: {exc}") from None
 
 
+def _host_span(hosts: list[str]) -> str:
+    """``h8..h15`` for consecutive ``h<i>`` names, else the first three and a count."""
+    idx = [int(h[1:]) for h in hosts if h[:1] == "h" and h[1:].isdigit()]
+    if len(idx) == len(hosts) and idx == list(range(idx[0], idx[0] + len(idx))):
+        return hosts[0] if len(hosts) == 1 else f"{hosts[0]}..{hosts[-1]}"
+    return ", ".join(hosts[:3]) + (f" and {len(hosts) - 3} more" if len(hosts) > 3 else "")
+
+
+def trace_file_hosts(path: Path) -> tuple[str, ...]:
+    """The hosts a trace file names, without loading its flows: a coflow-benchmark file's
+    header (``<num_ports> <num_coflows>``: ports ``h0..``), a JSON trace's ``hosts``."""
+    from workloads import coflow_benchmark
+    if coflow_benchmark.looks_like(path):
+        with open(path, "rb") as fh:
+            return tuple(f"h{i}" for i in range(int(fh.readline().split()[0])))
+    try:
+        hosts = json.loads(Path(path).read_text())["hosts"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"experiment.trace: {path}: not a trace file ({exc})") from None
+    return tuple(map(str, hosts))
+
+
+def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: str
+                         ) -> None:
+    """Check before any run that the topology ``topo`` (a ``TopologyConfig``) holds every
+    host of the trace (``trace_hosts``; ``hosts_key`` says where their number comes from,
+    e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not."""
+    from emulation.topology import build_topology
+    wanted = topo.num_hosts or len(trace_hosts)
+    built = build_topology(dataclasses.replace(topo, num_hosts=wanted), ())
+    have = set(built.hosts)
+    missing = [h for h in trace_hosts if h not in have]
+    if missing:
+        raise ConfigError(
+            f"topology.num_hosts = {topo.num_hosts}: the trace uses hosts "
+            f"{_host_span(missing)} ({hosts_key}) that the {topo.kind} with "
+            f"{len(built.hosts)} hosts does not have; leave topology.num_hosts out (0 = as "
+            f"many hosts as the trace) or set it to at least {len(trace_hosts)}")
+
+
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
     """Validate one experiment TOML and expand it into runs (ConfigError names the key)."""
     from emulation.topology import TopologyConfig
@@ -175,6 +217,7 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
             raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
     keys = sorted(sweep)
     specs: list[RunSpec] = []
+    trace_hosts: dict[str, tuple[str, ...]] = {}  # trace file -> its hosts
     for combo in itertools.product(*(sweep[k] for k in keys)):
         tables = copy.deepcopy(base)
         for k, v in zip(keys, combo):
@@ -197,8 +240,23 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
         params = {k: v for k, v in zip(keys, combo)}
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
-        for seed in seeds:
-            wl = _in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
+        wls = [_in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed},
+                        "workload") for seed in seeds]
+        if trace_path:
+            if trace_path not in trace_hosts:
+                trace_hosts[trace_path] = _in_file(path, trace_file_hosts, Path(trace_path))
+            hosts = trace_hosts[trace_path]
+            hosts_key = f"experiment.trace {exp.trace}: {len(hosts)} hosts"
+        else:
+            hosts = tuple(f"h{i}" for i in range(wls[0].num_hosts))  # the generator's names
+            hosts_key = f"workload.num_hosts = {wls[0].num_hosts}"
+        at = "".join([f" at the sweep point {pname}" if pname else "",
+                      " with --full" if full and data.get("full") else ""])
+        try:
+            check_topology_hosts(topo, hosts, hosts_key=hosts_key)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}{at}") from None
+        for seed, wl in zip(seeds, wls):
             for policy in policies:
                 for rep in range(exp.repetitions):
                     name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
@@ -213,7 +271,9 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
 
 
 def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[list[RunSpec], list[str]]:
-    """All runs of all configs for the chosen backend(s), and notes on what was skipped."""
+    """All runs of all configs for the chosen backend(s), and notes on what was skipped.
+    ConfigError on any bad config (a key, a value, a topology short of the trace's
+    hosts), before anything runs."""
     specs, notes = [], []
     for path in configs:
         for s in load_experiment(path, full=full):

@@ -5,7 +5,8 @@ Owns everything that writes or reads a results directory's run directories
 once (``prepare_trace``, under ``<experiment>/traces/``), executing one run on its backend
 (``execute``: fluid, or Mininet with its fluid twin in ``twin/``), committing the run
 directory atomically (temp dir, then rename, with ``run_config.json`` and paths relative
-to the results directory), copying a fluid run identical to one already run
+to the results directory; a run that raises leaves nothing behind but finished traces
+and bounds, which a rerun reuses), copying a fluid run identical to one already run
 (``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
 ``is_done``, ``run_status``, ``stale_runs``, ``backend_of``), and the whole set of runs
 with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
@@ -41,9 +42,7 @@ def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
     tpath = Path(spec.trace_path) if spec.trace_path else traces / f"{key}.json"
     if not spec.trace_path and not tpath.exists():
         t = generate(build(WorkloadConfig, spec.workload, "workload"))
-        tmp = tpath.with_suffix(".tmp")
-        trace_mod.save(t, tmp)
-        os.replace(tmp, tpath)
+        _write_atomic(tpath, lambda tmp: trace_mod.save(t, tmp))
     cfg = spec.experiment_cfg
     lb_key = hashlib.sha256(json.dumps([key, spec.topology, cfg["release_at_zero"]],
                                        sort_keys=True).encode()).hexdigest()[:16]
@@ -52,22 +51,37 @@ def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
         t = coflow_benchmark.load_any(tpath)
         topo = build_topology(build(TopologyConfig, spec.topology, "topology"), t.hosts)
         lb = lower_bound(t, topo, release_at_zero=cfg["release_at_zero"])
-        tmp = lbpath.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"lower_bound_avg_sct_s": lb.avg_sct_s, "method": lb.method,
-                                   "lp_rounds": lb.lp_rounds, "lp_cuts": lb.lp_cuts}))
-        os.replace(tmp, lbpath)
+        text = json.dumps({"lower_bound_avg_sct_s": lb.avg_sct_s, "method": lb.method,
+                           "lp_rounds": lb.lp_rounds, "lp_cuts": lb.lp_cuts})
+        _write_atomic(lbpath, lambda tmp: tmp.write_text(text))
     return str(tpath), str(lbpath)
 
 
+def _write_atomic(path: Path, write) -> None:
+    """``write(tmp)`` into a temporary file beside ``path``, then rename it to ``path``;
+    on any error the temporary file is removed and ``path`` is left as it was."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict[str, Any]:
-    """Run one spec into its directory atomically; returns its run.json (top-level, picklable)."""
+    """Run one spec into its directory atomically; returns its run.json (top-level, picklable).
+    On any error the temporary directory is removed (and an older run of the same name is
+    kept): the run is left to run, not half made."""
     final = Path(out_root) / spec.experiment / spec.name
     tmp = Path(out_root) / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
-    run.update(_portable_paths(tmp, Path(out_root)))
-    _commit_run_dir(spec, tmp, final)
+    try:
+        run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
+        run.update(_portable_paths(tmp, Path(out_root)))
+        _commit_run_dir(spec, tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone already once committed
     return run
 
 
@@ -91,12 +105,21 @@ def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
 
 def _commit_run_dir(spec: RunSpec, tmp: Path, final: Path) -> None:
     """Write ``run_config.json`` into the finished temporary run directory, then move it
-    into place (replacing an older run of the same name)."""
+    into place. An older run of the same name is renamed aside first and removed only
+    once the new one is in place, so ``final`` always holds one whole run (the old one if
+    the rename fails)."""
     (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
                                                     indent=2, sort_keys=True) + "\n")
+    old = final.with_name(f".old-{final.name}-{os.getpid()}")
     if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
+        os.replace(final, old)
+    try:
+        os.replace(tmp, final)
+    except BaseException:
+        if old.exists() and not final.exists():
+            os.replace(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _run_extra(spec: RunSpec) -> dict[str, Any]:
@@ -184,12 +207,15 @@ def reuse(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, tmp)
-    run = json.loads((tmp / "run.json").read_text())
-    run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
-    (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
-    run.update(_portable_paths(tmp, out_root))
-    _commit_run_dir(spec, tmp, final)
+    try:
+        shutil.copytree(source, tmp)
+        run = json.loads((tmp / "run.json").read_text())
+        run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
+        (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+        run.update(_portable_paths(tmp, out_root))
+        _commit_run_dir(spec, tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone already once committed
     return run
 
 
@@ -212,8 +238,11 @@ def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec]
 
 
 def committed_runs(results: Path) -> list[Path]:
-    """Run directories (holding run_config.json) of a results tree, sorted."""
-    return sorted(p.parent for p in results.glob("*/*/run_config.json"))
+    """Run directories (holding run_config.json) of a results tree, sorted; directories
+    whose name starts with ``.`` (a run being written, or an older run being replaced)
+    are not runs."""
+    return sorted(p.parent for p in results.glob("*/*/run_config.json")
+                  if not p.parent.name.startswith("."))
 
 
 def is_done(spec: RunSpec, out_root: Path) -> bool:

@@ -1,0 +1,204 @@
+"""run_experiments.py: what is checked while the runs are collected (before any run, in
+``--dry-run`` too), and what a run that fails leaves in the results directory."""
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import PYTHON, REPO
+
+ONE = """
+[experiment]
+name = "one"
+policies = ["fair"]
+seeds = [1]
+{experiment}
+
+[workload]
+num_apps = 2
+max_resource = 3
+num_hosts = {wl_hosts}
+gpu_mix = {{ "2" = 1.0, "4" = 1.0 }}
+{workload}
+
+[topology]
+{topology}
+"""
+
+
+def write(tmp_path, *, wl_hosts=16, topology="", experiment="", workload="", extra=""):
+    p = tmp_path / "one.toml"
+    p.write_text(ONE.format(wl_hosts=wl_hosts, topology=topology, experiment=experiment,
+                            workload=workload) + extra)
+    return p
+
+
+def runner(*args):
+    return subprocess.run([PYTHON, "run_experiments.py", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True)
+
+
+LEAF8 = 'kind = "leaf_spine"\nhosts_per_leaf = 4\nnum_hosts = 8'
+
+
+# --- a topology short of the workload's hosts ---
+
+@pytest.mark.parametrize("dry", [True, False])
+def test_topology_short_of_the_workloads_hosts_fails_before_any_run(tmp_path, dry):
+    """16 workload hosts h0..h15 on a leaf-spine of topology.num_hosts = 8 with 4 hosts per
+    leaf: 2 leaves, hosts h0..h7, so h8..h15 are missing. One error line naming the file
+    and both keys, exit 2, nothing written (the dry run did list it as "to run" before)."""
+    cfg, out = write(tmp_path, topology=LEAF8), tmp_path / "res"
+    r = runner("--config", cfg, "--out", out, *(["--dry-run"] if dry else []))
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [
+        f"error: {cfg}: topology.num_hosts = 8: the trace uses hosts h8..h15 "
+        "(workload.num_hosts = 16) that the leaf_spine with 8 hosts does not have; leave "
+        "topology.num_hosts out (0 = as many hosts as the trace) or set it to at least 16"]
+    assert r.stdout == "" and not out.exists()
+
+
+def test_the_fluid_cli_reports_the_same_mistake_the_same_way(tmp_path):
+    """``python -m emulation.fluid`` on the generated trace: the same "the trace uses hosts
+    ... that the leaf_spine with 8 hosts does not have", exit 2, one error line."""
+    cfg = write(tmp_path, topology=LEAF8)
+    trace = tmp_path / "t.json"
+    assert subprocess.run([PYTHON, "-m", "workloads", "generate", str(cfg), "-o", str(trace)],
+                          cwd=REPO, capture_output=True).returncode == 0
+    r = subprocess.run([PYTHON, "-m", "emulation.fluid", str(trace), "--config", str(cfg),
+                        "--policy", "fair", "-o", str(tmp_path / "f"), "--no-progress"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2
+    [err] = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert "that the leaf_spine with 8 hosts does not have" in err
+
+
+@pytest.mark.parametrize("topo_hosts,ok", [(12, False), (13, True), (16, True)])
+def test_a_leaf_spine_rounds_its_hosts_up_to_whole_leaves(tmp_path, topo_hosts, ok):
+    """topology.num_hosts = 12 with 4 per leaf: 3 leaves, 12 hosts < 16; 13: 4 leaves,
+    16 hosts, every host of the trace is there."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, topology=f'kind = "leaf_spine"\nhosts_per_leaf = 4\n'
+                                   f'num_hosts = {topo_hosts}')
+    if ok:
+        assert len(load_experiment(cfg, full=False)) == 1
+    else:
+        with pytest.raises(ConfigError, match=r"uses hosts h12\.\.h15 \(workload.num_hosts = 16\) "
+                                              r"that the leaf_spine with 12 hosts"):
+            load_experiment(cfg, full=False)
+
+
+def test_the_error_names_the_sweep_point(tmp_path):
+    """A big switch of 8 hosts: the sweep point with 8 workload hosts is fine, the one
+    with 12 is not (h8..h11 missing)."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, wl_hosts=8, topology="num_hosts = 8",
+                extra='[sweep]\n"workload.num_hosts" = [8, 12]\n')
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value).startswith(f"{cfg}: topology.num_hosts = 8: the trace uses hosts "
+                                     "h8..h11 (workload.num_hosts = 12) that the big_switch")
+    assert str(exc.value).endswith("at the sweep point num_hosts=12")
+
+
+def test_a_trace_file_short_of_hosts_is_caught_from_its_header(tmp_path):
+    """A coflow-benchmark file of 150 ports on topology.num_hosts = 100: h100..h149 missing."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = tmp_path / "fb.toml"
+    cfg.write_text(f'[experiment]\nname = "fb"\npolicies = ["fair"]\n'
+                   f'trace = "{REPO / "data" / "FB2010-1Hr-150-0.txt"}"\n'
+                   '[topology]\nnum_hosts = 100\n')
+    with pytest.raises(ConfigError, match=r"uses hosts h100\.\.h149 \(experiment.trace .*: "
+                                          r"150 hosts\) that the big_switch with 100 hosts"):
+        load_experiment(cfg, full=False)
+
+
+# --- a run that fails inside ---
+
+def _failing(monkeypatch):
+    """Make every fluid run write part of its records, then raise."""
+    import runner.execute as rexec
+
+    def fluid(spec, trace_path, lb_path, outdir):
+        outdir.mkdir(parents=True)
+        (outdir / "run.json").write_text("{}")
+        raise RuntimeError("simulator failed")
+
+    monkeypatch.setattr(rexec, "EXECUTORS", {**rexec.EXECUTORS, "fluid": fluid})
+
+
+def test_a_failing_run_leaves_no_directory_and_reruns(tmp_path, monkeypatch):
+    import run_experiments as rx
+    from runner.config import load_experiment
+    from runner.execute import committed_runs, run_status
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    [spec] = load_experiment(cfg, full=False)
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    with monkeypatch.context() as m:
+        _failing(m)
+        with pytest.raises(RuntimeError, match="simulator failed"):
+            rx.main(args)
+    assert sorted(p.name for p in (out / "one").iterdir()) == ["traces"]  # whole files only
+    assert not list((out / "one" / "traces").glob(".*"))
+    assert run_status(spec, out) == ("to run", None) and committed_runs(out) == []
+    assert rx.main(args) == 0
+    assert run_status(spec, out) == ("done", spec.config_hash)
+    assert (out / "one" / spec.name / "stages.csv").exists()
+
+
+def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
+    """--force over a run of another config (K = 8 -> 4) whose new run fails: the K = 8
+    run is still there, whole, and still a different run."""
+    import run_experiments as rx
+    from runner.config import load_experiment
+    from runner.execute import run_status
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    [old] = load_experiment(cfg, full=False)
+    before = {p.name: p.read_bytes() for p in (out / "one" / old.name).iterdir()}
+    cfg.write_text(cfg.read_text().replace("seeds = [1]", "seeds = [1]\npriority_classes = 4"))
+    [new] = load_experiment(cfg, full=False)
+    with monkeypatch.context() as m:
+        _failing(m)
+        with pytest.raises(RuntimeError):
+            rx.main([*args, "--force"])
+    assert {p.name: p.read_bytes() for p in (out / "one" / old.name).iterdir()} == before
+    assert run_status(new, out) == ("different", old.config_hash)
+    assert sorted(p.name for p in (out / "one").iterdir()) == [old.name, "traces"]
+
+
+def test_commit_keeps_the_older_run_when_the_rename_fails(tmp_path, monkeypatch):
+    import os
+    import runner.execute as rexec
+    from runner.config import load_experiment
+    [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
+    final, tmp = tmp_path / "one" / spec.name, tmp_path / "one" / ".tmp-x"
+    final.mkdir(parents=True)
+    (final / "run_config.json").write_text('{"config_hash": "old"}')
+    tmp.mkdir()
+    (tmp / "run.json").write_text("{}")
+    real = os.replace
+
+    def replace(src, dst):
+        if src == tmp:
+            raise OSError("disk full")
+        return real(src, dst)
+
+    monkeypatch.setattr(rexec.os, "replace", replace)
+    with pytest.raises(OSError, match="disk full"):
+        rexec._commit_run_dir(spec, tmp, final)
+    monkeypatch.undo()
+    assert json.loads((final / "run_config.json").read_text()) == {"config_hash": "old"}
+    assert sorted(p.name for p in final.parent.iterdir()) == [".tmp-x", spec.name]
+
+
+def test_directories_starting_with_a_dot_are_not_runs(tmp_path):
+    from runner.execute import committed_runs
+    for name in (".tmp-a-1", ".old-a-1", "a"):
+        (tmp_path / "e" / name).mkdir(parents=True)
+        (tmp_path / "e" / name / "run_config.json").write_text("{}")
+    assert committed_runs(tmp_path) == [tmp_path / "e" / "a"]
