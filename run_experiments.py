@@ -34,7 +34,11 @@ added there runs in every such experiment, and the runs made before it stay done
 records and ``run_config.json``; a rerun skips runs whose directory holds the same config
 hash, so an interrupted suite resumes where it stopped. A directory that holds a
 different run (another config hash: the config changed) is replaced only with
-``--force``; without it the runner stops before any run and names the directory. Bad
+``--force``; without it the runner stops before any run and names the directory. The
+labels ``[experiment] description`` and ``figure`` are not part of what makes a run
+different: after an edit of them alone every run stays done (``--dry-run`` says so), and
+the next run without ``--dry-run`` writes the new labels into each run's
+``run_config.json`` (the analysis reads the figure kind there) and keeps the records. Bad
 configs fail before any run starts, ``--dry-run`` included, with one line ``error: FILE:
 ...`` naming the key and exit status 2, and nothing is written: an unknown or mistyped key,
 a value out of range, or a topology short of the trace's hosts (``[topology] num_hosts``
@@ -74,7 +78,8 @@ import sys
 from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
-from runner.execute import backend_of, committed_runs, run_all, run_status, stale_runs
+from runner.execute import (backend_of, committed_runs, relabel, run_all, run_status,
+                            stale_runs)
 from runner.verify import verify
 from workloads.config import ConfigError
 
@@ -170,13 +175,22 @@ def main(argv: list[str] | None = None) -> int:
     status = {(s.experiment, s.name): run_status(s, out) for s in specs}
     different = [s for s in specs if status[(s.experiment, s.name)][0] == "different"]
     todo = [s for s in specs if status[(s.experiment, s.name)][0] != "done"]
+    # done, but recorded with another description or figure: rewritten before the runs
+    relabelled = [s for s in specs if status[(s.experiment, s.name)][0] == "done"
+                  and status[(s.experiment, s.name)][1] != s.config_hash]
+    relabelled_names = {(s.experiment, s.name) for s in relabelled}
     n_done = len(specs) - len(todo)
     if args.dry_run:
         for s in specs:
             st = status[(s.experiment, s.name)][0]
-            print(f"{s.experiment}/{s.name}  ({'different run: --force replaces it' if st == 'different' else st})")
-        print(f"{len(specs)} runs into {where}: {n_done} done (same config hash), "
-              f"{len(todo) - len(different)} to run"
+            shown = {"different": "different run: --force replaces it"}.get(st, st)
+            if (s.experiment, s.name) in relabelled_names:
+                shown = "done; another description or figure, rewritten by a run"
+            print(f"{s.experiment}/{s.name}  ({shown})")
+        print(f"{len(specs)} runs into {where}: {n_done} done (same config hash"
+              + (f"; {len(relabelled)} of them record another [experiment] description or "
+                 "figure, which a run rewrites" if relabelled else "")
+              + f"), {len(todo) - len(different)} to run"
               + (f", {len(different)} directories hold a different run" if different else ""))
         return 0
     if out == REFERENCE_DIR.resolve() and (args.config or args.full) and not args.force:
@@ -193,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
               f"replace {'them' if more else 'it'}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
+    for s in relabelled:
+        relabel(s, out)
+    if relabelled:
+        print(f"note: {len(relabelled)} done runs recorded another [experiment] description "
+              "or figure: rewritten in their run_config.json (the records are kept)")
     stale = stale_runs(specs, out)
     if stale:
         print(f"note: {len(stale)} run directories under {where} are not runs of these configs "

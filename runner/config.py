@@ -7,8 +7,9 @@ are the default suite (``SKIP_FILES``, ``suite_configs``), the expansion of one 
 point's topology checked to hold every host of its trace: ``check_topology_hosts``) and of
 several into one checked list (``collect_specs``), the policies a file without
 ``[experiment] policies`` runs (``registered_policies``: every policy of the registry), and
-the hashes that identify a run (``RunSpec.config_hash``: its directory on disk;
-``content_key``: what its records depend on). Nothing here runs anything or writes a file;
+the hashes that identify a run (``RunSpec.config_hash``: its whole config, recorded in its
+directory; ``run_key``: the same without the labels of ``COSMETIC_EXPERIMENT_KEYS``, what
+decides whether a directory holds the run; ``content_key``: what its records depend on). Nothing here runs anything or writes a file;
 the CLIs of ``workloads`` and ``emulation.fluid`` import the schema from here to validate
 a config.
 """
@@ -37,6 +38,11 @@ MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_
 # policy adds that policy's runs and leaves every run made before it done.
 SHIPPED_POLICIES = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only",
                     "sincronia", "fifo_lm", "fair", "varys")
+# [experiment] keys that only label the results (the summary's text, the kind of figure):
+# recorded in run_config.json and in the config hash, but a run whose config differs only
+# in them is the same run (``run_key``): it stays done, and the runner rewrites them in
+# place. ``name`` is not one: it names the run directories.
+COSMETIC_EXPERIMENT_KEYS = ("description", "figure")
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,22 @@ class RunSpec:
         cfg = {**self.config, "experiment_cfg": {**self.experiment_cfg, "trace": ""}}
         return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
+    @property
+    def run_key(self) -> str:
+        """``run_key`` of this run's config: equal for two configs that differ only in
+        ``COSMETIC_EXPERIMENT_KEYS`` (and the trace file's location)."""
+        return run_key(self.config)
+
+
+def run_key(config: dict[str, Any]) -> str:
+    """What decides whether a run directory holds a run: the hash of a run's config
+    (``RunSpec.config``, or a run_config.json as read back, its ``config_hash`` ignored)
+    without the trace file's location and the labels of ``COSMETIC_EXPERIMENT_KEYS``."""
+    cfg = {k: v for k, v in config.items() if k != "config_hash"}
+    cfg["experiment_cfg"] = {**{k: v for k, v in cfg["experiment_cfg"].items()
+                                if k not in COSMETIC_EXPERIMENT_KEYS}, "trace": ""}
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
 
 def content_key(spec: RunSpec) -> str:
     """What a fluid run's records depend on: its config without the experiment's name,
@@ -125,7 +147,7 @@ def content_key(spec: RunSpec) -> str:
     (the congestion family's base point sits in four experiments) give identical records."""
     cfg = dict(spec.config)
     cfg["experiment_cfg"] = {k: v for k, v in cfg["experiment_cfg"].items()
-                             if k not in ("name", "description", "figure")}
+                             if k not in ("name", *COSMETIC_EXPERIMENT_KEYS)}
     for k in ("experiment", "params"):
         cfg.pop(k)
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]

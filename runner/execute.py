@@ -8,7 +8,8 @@ directory atomically (temp dir, then rename, with ``run_config.json`` and paths 
 to the results directory; a run that raises leaves nothing behind but finished traces
 and bounds, which a rerun reuses), copying a fluid run identical to one already run
 (``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
-``is_done``, ``run_status``, ``stale_runs``, ``backend_of``), and the whole set of runs
+``is_done``, ``run_status``, ``stale_runs``, ``backend_of``; ``relabel``: a done run's
+description and figure brought up to date), and the whole set of runs
 with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
 time in this process).
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from runner.config import RunSpec, content_key
+from runner.config import RunSpec, content_key, run_key
 from workloads.config import build
 
 
@@ -103,13 +104,18 @@ def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
     return changed
 
 
+def _run_config_text(spec: RunSpec) -> str:
+    """A run directory's run_config.json: the run's config and its config hash."""
+    return json.dumps({**spec.config, "config_hash": spec.config_hash}, indent=2,
+                      sort_keys=True) + "\n"
+
+
 def _commit_run_dir(spec: RunSpec, tmp: Path, final: Path) -> None:
     """Write ``run_config.json`` into the finished temporary run directory, then move it
     into place. An older run of the same name is renamed aside first and removed only
     once the new one is in place, so ``final`` always holds one whole run (the old one if
     the rename fails)."""
-    (tmp / "run_config.json").write_text(json.dumps({**spec.config, "config_hash": spec.config_hash},
-                                                    indent=2, sort_keys=True) + "\n")
+    (tmp / "run_config.json").write_text(_run_config_text(spec))
     old = final.with_name(f".old-{final.name}-{os.getpid()}")
     if final.exists():
         os.replace(final, old)
@@ -246,26 +252,40 @@ def committed_runs(results: Path) -> list[Path]:
 
 
 def is_done(spec: RunSpec, out_root: Path) -> bool:
-    """True if the run's directory exists with the same config hash."""
-    p = out_root / spec.experiment / spec.name / "run_config.json"
-    try:
-        return json.loads(p.read_text()).get("config_hash") == spec.config_hash
-    except (OSError, ValueError):
-        return False
+    """True if the run's directory holds this run (``run_status``)."""
+    return run_status(spec, out_root)[0] == "done"
 
 
 def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
-    """("done" | "to run" | "different", the hash found): a run directory holding the same
-    config hash is done; one holding another (or an unreadable run_config.json) is a
-    different run, replaced only with ``--force``."""
+    """("done" | "to run" | "different", the config hash found). A run directory whose
+    run_config.json holds the same config hash is done, and so is one whose config differs
+    only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` (same ``run_key``; the hash found is
+    then not the spec's, and ``relabel`` writes the spec's labels); one holding another
+    run (or an unreadable run_config.json) is a different run, replaced only with
+    ``--force``."""
     d = out_root / spec.experiment / spec.name
     if not d.exists():
         return "to run", None
     try:
-        old = json.loads((d / "run_config.json").read_text()).get("config_hash")
-    except (OSError, ValueError):
-        old = None
-    return ("done" if old == spec.config_hash else "different"), old
+        stored = json.loads((d / "run_config.json").read_text())
+        old = stored.get("config_hash")
+        same = old == spec.config_hash or run_key(stored) == spec.run_key
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        old, same = None, False
+    return ("done" if same else "different"), old
+
+
+def relabel(spec: RunSpec, out_root: Path) -> None:
+    """Write ``spec``'s config (its labels: description, figure) and config hash into the
+    run directory that holds the same run under other labels: run.json's (and a twin's)
+    ``config_hash``, then run_config.json, each replaced whole. The records are kept."""
+    d = out_root / spec.experiment / spec.name
+    for rj in (d / "run.json", d / "twin" / "run.json"):
+        if rj.exists():
+            run = {**json.loads(rj.read_text()), "config_hash": spec.config_hash}
+            text = json.dumps(run, indent=2, sort_keys=True, default=str) + "\n"
+            _write_atomic(rj, lambda tmp: tmp.write_text(text))
+    _write_atomic(d / "run_config.json", lambda tmp: tmp.write_text(_run_config_text(spec)))
 
 
 def stale_runs(specs: list[RunSpec], out_root: Path) -> list[str]:

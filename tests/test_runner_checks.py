@@ -202,3 +202,76 @@ def test_directories_starting_with_a_dot_are_not_runs(tmp_path):
         (tmp_path / "e" / name).mkdir(parents=True)
         (tmp_path / "e" / name / "run_config.json").write_text("{}")
     assert committed_runs(tmp_path) == [tmp_path / "e" / "a"]
+
+
+# --- labels: description and figure ---
+
+def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
+    """A tiny experiment (2 sweep points x 2 policies x 1 seed = 4 runs) is run, then its
+    [experiment] gets a description and figure = "line" (README step 2). The dry run lists
+    all 4 as done; a plain run (no --force) runs nothing, rewrites the labels and the
+    config hash in run_config.json and run.json, keeps the records, and the analysis
+    reads the new figure kind."""
+    import run_experiments as rx
+    import runner.execute as rexec
+    from analysis.load import load_runs
+    from runner.config import load_experiment
+    cfg, out = write(tmp_path, wl_hosts=8,
+                     extra='[sweep]\n"workload.sync_pattern" = ["ring", "ps"]\n'), tmp_path / "res"
+    cfg.write_text(cfg.read_text().replace('policies = ["fair"]', 'policies = ["fair", "beamer"]'))
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    old = {s.name: s for s in load_experiment(cfg, full=False)}
+    assert len(old) == 4
+    records = {p: p.read_bytes() for p in (out / "one").glob("*/*.csv")}
+    cfg.write_text(cfg.read_text().replace(
+        'seeds = [1]', 'seeds = [1]\ndescription = "four runs"\nfigure = "line"'))
+    new = {s.name: s for s in load_experiment(cfg, full=False)}
+    assert all(new[n].config_hash != old[n].config_hash for n in new)  # the labels are hashed
+    assert all(new[n].run_key == old[n].run_key for n in new)          # but not in the key
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:-1] == [f"one/{n}  (done; another description or figure, rewritten by a run)"
+                          for n in new]
+    assert lines[-1] == (f"4 runs into {out}: 4 done (same config hash; 4 of them record another "
+                         "[experiment] description or figure, which a run rewrites), 0 to run")
+    assert all(json.loads((out / "one" / n / "run_config.json").read_text())["config_hash"]
+               == old[n].config_hash for n in new)  # the dry run wrote nothing
+    calls = []
+    real = rexec.execute
+    rexec.execute = lambda *a: calls.append(a) or real(*a)
+    try:
+        assert rx.main(args) == 0
+    finally:
+        rexec.execute = real
+    assert calls == []
+    for n, spec in new.items():
+        stored = json.loads((out / "one" / n / "run_config.json").read_text())
+        assert stored["config_hash"] == spec.config_hash
+        assert stored["experiment_cfg"]["description"] == "four runs"
+        assert stored["experiment_cfg"]["figure"] == "line"
+        assert json.loads((out / "one" / n / "run.json").read_text())["config_hash"] == spec.config_hash
+    assert {p: p.read_bytes() for p in (out / "one").glob("*/*.csv")} == records
+    assert set(load_runs(out)["figure"]) == {"line"}
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.stdout.splitlines()[-1] == f"4 runs into {out}: 4 done (same config hash), 0 to run"
+
+
+def test_run_key_leaves_out_only_the_labels(tmp_path):
+    """description and figure do not change run_key; name, K and the seed list do; the key
+    read back from a run_config.json is the spec's."""
+    import dataclasses
+    from runner.config import COSMETIC_EXPERIMENT_KEYS, run_key
+    from runner.config import load_experiment
+    [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
+    assert COSMETIC_EXPERIMENT_KEYS == ("description", "figure")
+
+    def with_exp(**kw):
+        return dataclasses.replace(spec, experiment_cfg={**spec.experiment_cfg, **kw})
+
+    assert with_exp(description="x", figure="line").run_key == spec.run_key
+    for kw in ({"name": "two"}, {"priority_classes": 4}, {"seeds": [1, 2]}):
+        assert with_exp(**kw).run_key != spec.run_key, kw
+    stored = json.loads(json.dumps({**spec.config, "config_hash": spec.config_hash}))
+    assert run_key(stored) == spec.run_key
