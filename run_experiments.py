@@ -43,6 +43,9 @@ configs fail before any run starts, ``--dry-run`` included, with one line ``erro
 ...`` naming the key and exit status 2, and nothing is written: an unknown or mistyped key,
 a value out of range, or a topology short of the trace's hosts (``[topology] num_hosts``
 below ``[workload] num_hosts``; leave it out and the topology takes the trace's count).
+A leaf-spine whose ``hosts_per_leaf`` does not divide the host count fills its last leaf
+up with hosts no flow uses (16 hosts, 5 per leaf: 4 leaves, 20 hosts, h16..h19 idle, and
+the last leaf's uplinks sized for 5 hosts): a ``note:`` line on stderr names them.
 A run that fails inside (an error in the simulator) leaves no run directory: its
 temporary directory is removed, an older run of the same name is kept, and a rerun runs
 it again; the traces and bounds already made under ``<experiment>/traces/`` are whole
@@ -154,10 +157,12 @@ def main(argv: list[str] | None = None) -> int:
         return verify((args.out or REFERENCE_DIR).resolve(), sample=args.sample, jobs=args.jobs)
     configs = args.config or suite_configs()
     try:
-        specs, notes = collect_specs(configs, full=args.full, backend=args.backend)
+        specs, notes, config_notes = collect_specs(configs, full=args.full, backend=args.backend)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    for n in config_notes:
+        print(f"note: {n}", file=sys.stderr)
     out = (args.out or default_out(args.config, full=args.full)).resolve()
     where = _shown(out)
     if any(n.startswith(MININET_SKIPPED) for n in notes):

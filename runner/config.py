@@ -4,7 +4,8 @@ Owns the tables of an experiment file (``TABLES``: ``[experiment]`` = ``Experime
 ``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which files of ``experiments/``
 are the default suite (``SKIP_FILES``, ``suite_configs``), the expansion of one file into
 ``RunSpec``s (``load_experiment``: sweep points x seeds x policies x repetitions, each
-point's topology checked to hold every host of its trace: ``check_topology_hosts``) and of
+point's topology checked to hold every host of its trace, with a note on hosts a
+leaf-spine adds: ``check_topology_hosts``, ``expand_experiment``) and of
 several into one checked list (``collect_specs``), the policies a file without
 ``[experiment] policies`` runs (``registered_policies``: every policy of the registry), and
 the hashes that identify a run (``RunSpec.config_hash``: its whole config, recorded in its
@@ -204,10 +205,12 @@ def trace_file_hosts(path: Path) -> tuple[str, ...]:
 
 
 def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: str
-                         ) -> None:
+                         ) -> str | None:
     """Check before any run that the topology ``topo`` (a ``TopologyConfig``) holds every
     host of the trace (``trace_hosts``; ``hosts_key`` says where their number comes from,
-    e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not."""
+    e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not.
+    Returns a one-line note when a leaf-spine fills its last leaf up with hosts no flow
+    uses (``hosts_per_leaf`` does not divide the host count), else None."""
     from emulation.topology import build_topology
     wanted = topo.num_hosts or len(trace_hosts)
     built = build_topology(dataclasses.replace(topo, num_hosts=wanted), ())
@@ -219,10 +222,27 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
             f"{_host_span(missing)} ({hosts_key}) that the {topo.kind} with "
             f"{len(built.hosts)} hosts does not have; leave topology.num_hosts out (0 = as "
             f"many hosts as the trace) or set it to at least {len(trace_hosts)}")
+    if len(built.hosts) > wanted:
+        added = list(built.hosts[wanted:])
+        leaves = built.params["num_leaves"]
+        last = built.switches[leaves - 1]
+        source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
+        return (f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
+                f"{wanted} hosts ({source}): the leaf_spine has {leaves} leaves, "
+                f"{len(built.hosts)} hosts; the {len(added)} added hosts {_host_span(added)} "
+                f"on leaf {last} carry no traffic, and {last}'s uplinks are sized for "
+                f"{topo.hosts_per_leaf} hosts like every leaf's")
+    return None
 
 
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
     """Validate one experiment TOML and expand it into runs (ConfigError names the key)."""
+    return expand_experiment(path, full=full)[0]
+
+
+def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[str]]:
+    """``load_experiment``, and one-line notes on the file (``<path>: ...``, each once):
+    hosts a leaf-spine adds to fill its last leaf (``check_topology_hosts``)."""
     from emulation.topology import TopologyConfig
     from workloads.generator import WorkloadConfig
     data = load_toml(path)
@@ -239,6 +259,7 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
             raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
     keys = sorted(sweep)
     specs: list[RunSpec] = []
+    notes: list[str] = []
     trace_hosts: dict[str, tuple[str, ...]] = {}  # trace file -> its hosts
     for combo in itertools.product(*(sweep[k] for k in keys)):
         tables = copy.deepcopy(base)
@@ -275,9 +296,11 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
         at = "".join([f" at the sweep point {pname}" if pname else "",
                       " with --full" if full and data.get("full") else ""])
         try:
-            check_topology_hosts(topo, hosts, hosts_key=hosts_key)
+            note = check_topology_hosts(topo, hosts, hosts_key=hosts_key)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}{at}") from None
+        if note and f"{path}: {note}{at}" not in notes:
+            notes.append(f"{path}: {note}{at}")
         for seed, wl in zip(seeds, wls):
             for policy in policies:
                 for rep in range(exp.repetitions):
@@ -289,16 +312,20 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
                                          experiment_cfg=exp_cfg, workload=to_dict(wl),
                                          topology=to_dict(topo), trace_path=trace_path,
                                          trace_sha256=trace_sha, repetition=rep))
-    return specs
+    return specs, notes
 
 
-def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[list[RunSpec], list[str]]:
-    """All runs of all configs for the chosen backend(s), and notes on what was skipped.
-    ConfigError on any bad config (a key, a value, a topology short of the trace's
-    hosts), before anything runs."""
-    specs, notes = [], []
+def collect_specs(configs: list[Path], *, full: bool, backend: str
+                  ) -> tuple[list[RunSpec], list[str], list[str]]:
+    """All runs of all configs for the chosen backend(s), notes on what was skipped (the
+    results directory's NOTES.md), and notes on the config files (``expand_experiment``;
+    printed, not recorded). ConfigError on any bad config (a key, a value, a topology
+    short of the trace's hosts), before anything runs."""
+    specs, notes, config_notes = [], [], []
     for path in configs:
-        for s in load_experiment(path, full=full):
+        file_specs, file_notes = expand_experiment(path, full=full)
+        config_notes += file_notes
+        for s in file_specs:
             if backend != "both" and s.backend != backend:
                 continue
             specs.append(s)
@@ -312,4 +339,4 @@ def collect_specs(configs: list[Path], *, full: bool, backend: str) -> tuple[lis
         if not ok:
             notes.append(f"{MININET_SKIPPED}: {why}")
             specs = [s for s in specs if s.backend != "mininet"]
-    return specs, notes
+    return specs, notes, config_notes

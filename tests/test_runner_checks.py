@@ -275,3 +275,45 @@ def test_run_key_leaves_out_only_the_labels(tmp_path):
         assert with_exp(**kw).run_key != spec.run_key, kw
     stored = json.loads(json.dumps({**spec.config, "config_hash": spec.config_hash}))
     assert run_key(stored) == spec.run_key
+
+
+# --- a leaf-spine whose hosts_per_leaf does not divide the hosts ---
+
+def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
+    """16 hosts, 5 per leaf: ceil(16 / 5) = 4 leaves l0..l3, 20 hosts; h16..h19 fill l3
+    up (beside h15) and carry no traffic. One note on stderr, in the dry run too; the run
+    goes ahead and the note is not a results note (no NOTES.md)."""
+    cfg, out = write(tmp_path, topology='kind = "leaf_spine"\nhosts_per_leaf = 5'), tmp_path / "res"
+    note = (f"note: {cfg}: topology.hosts_per_leaf = 5 does not divide the 16 hosts "
+            "(workload.num_hosts = 16): the leaf_spine has 4 leaves, 20 hosts; the 4 added hosts "
+            "h16..h19 on leaf l3 carry no traffic, and l3's uplinks are sized for 5 hosts like "
+            "every leaf's")
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 0 and r.stderr.splitlines() == [note], r.stderr
+    r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
+    assert r.returncode == 0, r.stderr
+    assert note in r.stderr.splitlines() and not (out / "NOTES.md").exists()
+    assert (out / "one" / "policy=fair,seed=1" / "stages.csv").exists()
+
+
+@pytest.mark.parametrize("topology,sweep,expected", [
+    ('kind = "leaf_spine"\nhosts_per_leaf = 4', "", []),  # 16 = 4 x 4
+    ('kind = "leaf_spine"\nhosts_per_leaf = 5\nnum_hosts = 18', "",
+     ["the 18 hosts (topology.num_hosts = 18): the leaf_spine has 4 leaves, 20 hosts; "
+      "the 2 added hosts h18..h19 on leaf l3"]),
+    ('kind = "leaf_spine"\nhosts_per_leaf = 5', '"workload.num_hosts" = [16, 20]',
+     ["the 16 hosts (workload.num_hosts = 16): the leaf_spine has 4 leaves, 20 hosts; "
+      "the 4 added hosts h16..h19 on leaf l3"]),                      # 20 = 4 x 5: no note
+    ('kind = "leaf_spine"\nhosts_per_leaf = 3', "",
+     ["the 16 hosts (workload.num_hosts = 16): the leaf_spine has 6 leaves, 18 hosts; "
+      "the 2 added hosts h16..h17 on leaf l5"]),
+])
+def test_which_leaf_spines_add_hosts(tmp_path, topology, sweep, expected):
+    from runner.config import expand_experiment
+    cfg = write(tmp_path, topology=topology, extra=f"[sweep]\n{sweep}\n" if sweep else "")
+    _, notes = expand_experiment(cfg, full=False)
+    assert len(notes) == len(expected)
+    for note, part in zip(notes, expected):
+        assert part in note, note
+    if sweep:
+        assert notes[0].endswith("at the sweep point num_hosts=16")
