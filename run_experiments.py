@@ -38,19 +38,20 @@ different run (another config hash: the config changed) is replaced only with
 labels ``[experiment] description`` and ``figure`` are not part of what makes a run
 different: after an edit of them alone every run stays done (``--dry-run`` says so), and
 the next run without ``--dry-run`` writes the new labels into each run's
-``run_config.json`` (the analysis reads the figure kind there) and keeps the records. Bad
-configs fail before any run starts, ``--dry-run`` included, with one line ``error: FILE:
-...`` naming the key and exit status 2, and nothing is written: an unknown or mistyped key,
-a value out of range, or a topology short of the trace's hosts (``[topology] num_hosts``
-below ``[workload] num_hosts``; leave it out and the topology takes the trace's count).
-A leaf-spine whose ``hosts_per_leaf`` does not divide the host count fills its last leaf
-up with hosts no flow uses (16 hosts, 5 per leaf: 4 leaves, 20 hosts, h16..h19 idle, and
-the last leaf's uplinks sized for 5 hosts): a ``note:`` line on stderr names them.
-A run that fails inside (an error in the simulator) leaves no run directory: its
-temporary directory is removed, an older run of the same name is kept, and a rerun runs
-it again; the traces and bounds already made under ``<experiment>/traces/`` are whole
-files and are reused. Paths in the records (run.json ``trace_path``) are relative to the
-results directory.
+``run_config.json`` (the analysis reads the figure kind there) and keeps the records.
+Bad configs fail before any run starts, ``--dry-run`` included, with one line ``error:
+FILE: ...`` naming the key and exit status 2, and nothing is written: an unknown or
+mistyped key, a value out of range, a ``[workload]`` key no tuner of the file reads at
+any sweep point (``asha_num_trials`` with ``algorithm = "sha"``, in a tenant too), or a
+topology short of the trace's hosts (``[topology] num_hosts`` below ``[workload]
+num_hosts``; leave it out and the topology takes the trace's count). A leaf-spine whose
+``hosts_per_leaf`` does not divide the host count fills its last leaf up with hosts no
+flow uses (16 hosts, 5 per leaf: 4 leaves, 20 hosts, h16..h19 idle, and the last leaf's
+uplinks sized for 5 hosts): a ``note:`` line on stderr names them. A run that fails
+inside (an error in the simulator) leaves no run directory: its temporary directory is
+removed, an older run of the same name is kept, and a rerun runs it again; the traces
+and bounds already made under ``<experiment>/traces/`` are whole files and are reused.
+Paths in the records (run.json ``trace_path``) are relative to the results directory.
 
 The analysis (``analysis/``) reports every policy that ran, in the registry order of
 ``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``

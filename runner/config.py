@@ -1,18 +1,20 @@
 """The experiment TOML schema and its expansion into runs.
 
-Owns the tables of an experiment file (``TABLES``: ``[experiment]`` = ``ExperimentSection``,
-``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which files of ``experiments/``
-are the default suite (``SKIP_FILES``, ``suite_configs``), the expansion of one file into
-``RunSpec``s (``load_experiment``: sweep points x seeds x policies x repetitions, each
-point's topology checked to hold every host of its trace, with a note on hosts a
-leaf-spine adds: ``check_topology_hosts``, ``expand_experiment``) and of
-several into one checked list (``collect_specs``), the policies a file without
-``[experiment] policies`` runs (``registered_policies``: every policy of the registry), and
-the hashes that identify a run (``RunSpec.config_hash``: its whole config, recorded in its
-directory; ``run_key``: the same without the labels of ``COSMETIC_EXPERIMENT_KEYS``, what
-decides whether a directory holds the run; ``content_key``: what its records depend on). Nothing here runs anything or writes a file;
-the CLIs of ``workloads`` and ``emulation.fluid`` import the schema from here to validate
-a config.
+Owns the tables of an experiment file (``TABLES``: ``[experiment]`` =
+``ExperimentSection``, ``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which
+files of ``experiments/`` are the default suite (``SKIP_FILES``, ``suite_configs``), the
+expansion of one file into ``RunSpec``s (``load_experiment``: sweep points x seeds x
+policies x repetitions, each point's topology checked to hold every host of its trace,
+with a note on hosts a leaf-spine adds: ``check_topology_hosts``, ``expand_experiment``;
+the ``[workload]`` keys no tuner reads at any point: ``sweep_points``,
+``check_workload_keys``) and of several into one checked list (``collect_specs``), the
+policies a file without ``[experiment] policies`` runs (``registered_policies``: every
+policy of the registry), and the hashes that identify a run (``RunSpec.config_hash``:
+its whole config, recorded in its directory; ``run_key``: the same without the labels of
+``COSMETIC_EXPERIMENT_KEYS``, what decides whether a directory holds the run;
+``content_key``: what its records depend on). Nothing here runs anything or writes a
+file; the CLIs of ``workloads`` and ``emulation.fluid`` import the schema from here to
+validate a config.
 """
 from __future__ import annotations
 
@@ -249,22 +251,11 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
     for key in data:
         if key not in TABLES:
             raise ConfigError(f"{path}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
-    base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
-    if full:
-        for k, v in data.get("full", {}).items():
-            _set_dotted(base, k, v, f"{path} [full]")
-    sweep = data.get("sweep", {})
-    for k, vals in sweep.items():
-        if not isinstance(vals, list) or not vals:
-            raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
-    keys = sorted(sweep)
     specs: list[RunSpec] = []
     notes: list[str] = []
     trace_hosts: dict[str, tuple[str, ...]] = {}  # trace file -> its hosts
-    for combo in itertools.product(*(sweep[k] for k in keys)):
-        tables = copy.deepcopy(base)
-        for k, v in zip(keys, combo):
-            _set_dotted(tables, k, v, f"{path} [sweep]")
+    points = sweep_points(path, data, full=full)
+    for params, tables in points:
         exp = _in_file(path, build, ExperimentSection, tables["experiment"], "experiment")
         topo = _in_file(path, build, TopologyConfig, tables["topology"], "topology")
         trace_path = trace_sha = ""
@@ -280,7 +271,6 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         exp_cfg["policies"] = list(exp.policies if exp.policies is not None else SHIPPED_POLICIES)
         if exp.backend == "fluid":
             del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
-        params = {k: v for k, v in zip(keys, combo)}
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         wls = [_in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed},
@@ -312,7 +302,49 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
                                          experiment_cfg=exp_cfg, workload=to_dict(wl),
                                          topology=to_dict(topo), trace_path=trace_path,
                                          trace_sha256=trace_sha, repetition=rep))
+    check_workload_keys(path, [tables["workload"] for _, tables in points])
     return specs, notes
+
+
+def sweep_points(path: Path, data: dict[str, Any], *, full: bool
+                 ) -> list[tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
+    """Every sweep point of an experiment file's tables ``data``: (the swept values by
+    dotted key, the point's experiment / workload / topology tables as written, with
+    ``[full]`` applied first when ``full``); one point without a ``[sweep]``."""
+    base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
+    if full:
+        for k, v in data.get("full", {}).items():
+            _set_dotted(base, k, v, f"{path} [full]")
+    sweep = data.get("sweep", {})
+    for k, vals in sweep.items():
+        if not isinstance(vals, list) or not vals:
+            raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
+    keys = sorted(sweep)
+    points = []
+    for combo in itertools.product(*(sweep[k] for k in keys)):
+        tables = copy.deepcopy(base)
+        for k, v in zip(keys, combo):
+            _set_dotted(tables, k, v, f"{path} [sweep]")
+        points.append(({k: v for k, v in zip(keys, combo)}, tables))
+    return points
+
+
+def check_workload_keys(path: Path, workload_tables: list[dict[str, Any]]) -> None:
+    """ConfigError naming the ``[workload]`` keys the file sets that no sweep point's trace
+    depends on (``workloads.generator.unread_workload_keys``: another tuner's keys,
+    ``ps_servers`` without parameter servers). ``workload_tables``: the table of each
+    sweep point, as written; a key read at some point is fine."""
+    from workloads.generator import unread_workload_keys
+    unread = unread_workload_keys(workload_tables[0])
+    for table in workload_tables[1:]:
+        later = unread_workload_keys(table)
+        unread = {k: why for k, why in unread.items() if k in later}
+    if unread:
+        every = " at every sweep point" if len(workload_tables) > 1 else ""
+        raise ConfigError(f"{path}: set but not read{every}: "
+                          + "; ".join(f"{k} ({why})" for k, why in unread.items())
+                          + f"; remove {'it' if len(unread) == 1 else 'them'} (the keys "
+                          "each tuner reads: TUNER_KEYS in workloads/generator.py)")
 
 
 def collect_specs(configs: list[Path], *, full: bool, backend: str

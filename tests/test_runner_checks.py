@@ -317,3 +317,84 @@ def test_which_leaf_spines_add_hosts(tmp_path, topology, sweep, expected):
         assert part in note, note
     if sweep:
         assert notes[0].endswith("at the sweep point num_hosts=16")
+
+
+# --- [workload] keys no tuner reads ---
+
+SHA_READS = 'algorithm = "sha" reads only sha_num_configs, sha_min_resource, eta, resume_promoted'
+
+
+def test_another_tuners_key_is_an_error_in_the_runner_and_the_workload_cli(tmp_path):
+    cfg, out = write(tmp_path, wl_hosts=8, workload='algorithm = "sha"\nasha_num_trials = 27'), \
+        tmp_path / "res"
+    cfg.write_text(cfg.read_text().replace("max_resource = 3\n", ""))
+    err = (f"error: {cfg}: set but not read: workload.asha_num_trials ({SHA_READS}); remove it "
+           "(the keys each tuner reads: TUNER_KEYS in workloads/generator.py)")
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 2 and r.stderr.splitlines() == [err] and not out.exists()
+    r = subprocess.run([PYTHON, "-m", "workloads", "generate", str(cfg), "-o",
+                        str(tmp_path / "t.json")], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.splitlines() == [err]
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_unread_workload_keys():
+    """Each case derived from TUNER_KEYS: hyperband (the default) reads max_resource and
+    eta; random reads neither; in a mix a [workload] key counts as read if some tenant
+    reads it without setting it."""
+    from workloads.generator import unread_workload_keys as unread
+    assert unread({"max_resource": 9, "eta": 3}) == {}
+    assert unread({"algorithm": "random", "max_resource": 9, "random_budget": 3.0}) == {
+        "workload.max_resource": 'algorithm = "random" reads only random_num_trials, random_budget'}
+    assert unread({"algorithm": "sha", "resume_promoted": True, "sha_min_resource": 2.0}) == {}
+    assert unread({"algorithm": "asha", "resume_promoted": True}) == {
+        "workload.resume_promoted": 'algorithm = "asha" reads only asha_num_trials, asha_grace, '
+                                    'max_resource, eta'}
+    mix = {"algorithm": "mix", "max_resource": 9, "eta": 3, "sha_num_configs": 9,
+           "tenants": [{"algorithm": "random", "eta": 2},
+                       {"algorithm": "sha", "eta": 3, "sha_num_configs": 27},
+                       {"algorithm": "asha"}]}
+    assert unread(mix) == {
+        "workload.tenants[0].eta": 'algorithm = "random" reads only random_num_trials, random_budget',
+        "workload.sha_num_configs": "every tenant that reads it sets its own"}
+    mix["tenants"] = [{"algorithm": "random"}]
+    assert unread(mix) == {"workload.max_resource": "no tenant's algorithm reads it",
+                           "workload.eta": "no tenant's algorithm reads it",
+                           "workload.sha_num_configs": "no tenant's algorithm reads it"}
+    assert unread({"ps_servers": 2}) == {
+        "workload.ps_servers": 'sync_pattern = "ring" has no parameter servers'}
+    assert unread({"ps_servers": 2, "sync_pattern": "ps"}) == {}
+
+
+@pytest.mark.parametrize("workload,sweep,needle", [
+    # read at the asha point of the sweep: fine
+    ('algorithm = "sha"\nasha_num_trials = 9', '"workload.algorithm" = ["sha", "asha"]', None),
+    # the swept key itself is read at no point
+    ('algorithm = "sha"', '"workload.asha_num_trials" = [9, 27]',
+     f"set but not read at every sweep point: workload.asha_num_trials ({SHA_READS})"),
+    ("ps_servers = 2", '"workload.sync_pattern" = ["ring", "ps"]', None),
+    ('algorithm = "mix"\ntenants = [{ algorithm = "random", eta = 2 }]', "",
+     "set but not read: workload.max_resource (no tenant's algorithm reads it); "
+     'workload.tenants[0].eta (algorithm = "random" reads only random_num_trials, '
+     "random_budget); remove them"),
+])
+def test_keys_read_at_some_sweep_point_are_fine(tmp_path, workload, sweep, needle):
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, wl_hosts=8, workload=workload,
+                extra=f"[sweep]\n{sweep}\n" if sweep else "")
+    if "max_resource" in workload or "sha" in workload:
+        cfg.write_text(cfg.read_text().replace("max_resource = 3\n", ""))
+    if needle is None:
+        assert load_experiment(cfg, full=False)
+    else:
+        with pytest.raises(ConfigError) as exc:
+            load_experiment(cfg, full=False)
+        assert needle in str(exc.value), str(exc.value)
+
+
+def test_every_committed_experiment_sets_only_keys_it_reads():
+    from runner.config import load_experiment
+    for path in sorted((REPO / "experiments").glob("*.toml")):
+        for full in (False, True):
+            assert load_experiment(path, full=full), path

@@ -6,8 +6,9 @@ seeds``, else 1; ``--seed`` overrides both). The runner's other tables are check
 but not used (one line on stderr says which): ``[topology]`` is applied by ``python -m
 emulation.fluid TRACE --config FILE``, ``[sweep]`` / ``[full]`` by ``run_experiments.py
 --config FILE``. An experiment that runs a trace file (``[experiment] trace``, as
-``fb.toml``) writes that file as JSON. For ``summary`` and ``validate``, FILE is a JSON
-trace or a coflow-benchmark text file. Bad input exits with status 2 and one line
+``fb.toml``) writes that file as JSON. A ``[workload]`` key that no tuner of the file
+reads (``asha_num_trials`` with ``algorithm = "sha"``) is an error, as in the runner.
+For ``summary`` and ``validate``, FILE is a JSON trace or a coflow-benchmark text file. Bad input exits with status 2 and one line
 ``error: ...`` naming the field (and app/stage/job), the key or the line number.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ def read_experiment(path: str | Path, seed: int | None = None
     Every table is validated with the runner's own schemas (``runner.config``);
     ConfigError names a bad key."""
     from emulation.topology import TopologyConfig
-    from runner.config import TABLES, ExperimentSection
+    from runner.config import TABLES, ExperimentSection, check_workload_keys, sweep_points
     p = Path(path)
     data = load_toml(p)
     for key in data:
@@ -46,6 +47,8 @@ def read_experiment(path: str | Path, seed: int | None = None
     elif from_seeds:
         table["seed"] = exp.seeds[0]
     cfg = _in(p, build, WorkloadConfig, table, "workload")
+    # keys no tuner reads, as run_experiments.py checks them (at every sweep point)
+    check_workload_keys(p, [t["workload"] for _, t in sweep_points(p, data, full=False)])
     trace_file = None
     if exp.trace:
         trace_file = Path(os.path.normpath(p.parent / exp.trace))

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import dataclasses
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
 
 import numpy as np
 
@@ -44,6 +45,15 @@ from workloads.trace import App, Job, Stage, Trace
 
 NOMINAL_RATE_BPS = 10e9  # used only to resolve ASHA promotion order (contention-free timing)
 TUNERS = ("random", "sha", "hyperband", "asha")  # what one app can run; "mix" draws one
+# The tuner keys of [workload] (and of a tenant) each tuner reads; another tuner's keys
+# change nothing in its trace (``unread_workload_keys``). ``resume_promoted`` matters only
+# where a trial is promoted within a bracket (random search has one rung).
+TUNER_KEYS = MappingProxyType({
+    "random": ("random_num_trials", "random_budget"),
+    "sha": ("sha_num_configs", "sha_min_resource", "eta", "resume_promoted"),
+    "hyperband": ("max_resource", "eta", "resume_promoted"),
+    "asha": ("asha_num_trials", "asha_grace", "max_resource", "eta"),
+})
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,42 @@ class WorkloadConfig:
                 bad(f"gpu_mix.{k}", f"needs {int(k) + extra} hosts but num_hosts = {self.num_hosts}")
         if sum(self.models.values()) <= 0 or sum(self.gpu_mix.values()) <= 0:
             bad("models" if sum(self.models.values()) <= 0 else "gpu_mix", "weights sum to 0")
+
+
+def unread_workload_keys(table: Mapping[str, Any], where: str = "workload") -> dict[str, str]:
+    """Keys a ``[workload]`` table sets that its trace does not depend on, each with why
+    (full name -> reason): a tuner key no tuner of the table reads (``TUNER_KEYS``; with
+    ``mix``, a ``[workload]`` key no tenant reads without setting its own, and a tenant's
+    key its own tuner does not read), and ``ps_servers`` without ``sync_pattern = "ps"``.
+    ``table`` is the table as written: keys left to their defaults are not set."""
+    all_keys = {k for keys in TUNER_KEYS.values() for k in keys}
+
+    def reads(algorithm: Any) -> str:
+        known = TUNER_KEYS.get(algorithm)
+        return (f'algorithm = "{algorithm}" reads only ' + ", ".join(known) if known
+                else f"algorithm = {algorithm!r}")
+
+    algorithm = table.get("algorithm", WorkloadConfig.algorithm)
+    unread: dict[str, str] = {}
+    if algorithm == "mix":
+        tenants = [t for t in table.get("tenants", ()) if isinstance(t, Mapping)]
+        for k in table:
+            readers = [t for t in tenants if k in TUNER_KEYS.get(t.get("algorithm"), ())]
+            if k in all_keys and all(k in t for t in readers):
+                unread[f"{where}.{k}"] = ("every tenant that reads it sets its own" if readers
+                                          else "no tenant's algorithm reads it")
+        for i, t in enumerate(tenants):
+            for k in t:
+                if k in all_keys and k not in TUNER_KEYS.get(t.get("algorithm"), ()):
+                    unread[f"{where}.tenants[{i}].{k}"] = reads(t.get("algorithm"))
+    elif algorithm in TUNER_KEYS:
+        for k in table:
+            if k in all_keys and k not in TUNER_KEYS[algorithm]:
+                unread[f"{where}.{k}"] = reads(algorithm)
+    pattern = table.get("sync_pattern", WorkloadConfig.sync_pattern)
+    if "ps_servers" in table and pattern != "ps":
+        unread[f"{where}.ps_servers"] = f'sync_pattern = "{pattern}" has no parameter servers'
+    return unread
 
 
 def _pick(rng: np.random.Generator, weights: dict[str, float]) -> str:
