@@ -72,7 +72,8 @@ def main() -> None:
     r.add_argument("realloc")
     r.add_argument("--offline", action="store_true")
     r.add_argument("--out")
-    r.add_argument("--trace", choices=("fb", "hpo", "cluster"), default="fb")
+    r.add_argument("--trace", choices=("fb", "hpo", "cluster", "cluster8"), default="fb",
+                   help="cluster: 1,024 hosts, 16 spines; cluster8: the same with 8 spines")
     c = sub.add_parser("compare")
     c.add_argument("a")
     c.add_argument("b")

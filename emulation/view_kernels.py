@@ -1,8 +1,9 @@
 """Compiled (numba) loads of the policies' ``View`` (``emulation/view.py``): the bytes each
 active coflow still has on each link (``coflow_link_bytes``), the bytes every remaining
 iteration of each active job puts on each link, summed per stage or per job
-(``stage_link_bytes``), and a row-wise maximum of scaled loads over link capacities
-that Varys reads from the view (``max_scaled_rows``). Loads are in bytes, capacities in
+(``stage_link_bytes``), weighted rows summed per group (``grouped_weighted_rows``: the
+stage-aware ``beamer``'s in-flight stage loads), and a row-wise maximum of scaled loads
+over link capacities that Varys reads from the view (``max_scaled_rows``). Loads are in bytes, capacities in
 the caller's unit; each kernel does the operations of its numpy formulation
 (``tests/test_view_loads.py``, ``tests/test_allocation.py``).
 """
@@ -96,6 +97,20 @@ def max_scaled_rows(m, scale, cap):
     return out
 
 
+@jit
+def grouped_weighted_rows(group, X, w, num_groups):
+    """(num_groups x X.shape[1]): row i of ``X`` times ``w[i]`` added to row ``group[i]``,
+    rows in ascending i: the operations of ``np.add.at(out, group, X * w[:, None])`` on
+    ``out`` = zeros (the same products, added in the same order)."""
+    out = np.zeros((num_groups, X.shape[1]))
+    for i in range(X.shape[0]):
+        g = group[i]
+        wi = w[i]
+        for l in range(X.shape[1]):
+            out[g, l] += X[i, l] * wi
+    return out
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) this module's kernels on a tiny input, with
     the read-only arrays the policies' views pass too (a distinct specialisation each,
@@ -114,6 +129,9 @@ def warm_up() -> None:
                      2, 2)
     max_scaled_rows(ro_x, 8.0, ro_one)
     max_scaled_rows(ro_x[:, :1], 8.0, ro_one[:1])
+    grouped_weighted_rows(pid, X, ones, 2)
+    grouped_weighted_rows(ro_pid, ro_x, ones, 2)
+    grouped_weighted_rows(ro_pid, ro_x[:, :1], ones, 2)  # the view's loads: a column slice
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:

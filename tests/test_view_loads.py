@@ -72,3 +72,30 @@ def test_stage_loads_match_dense_formulation(pattern):
     ref[0] = sim
     sim.run()
     assert pol.checked > 20
+
+
+def test_grouped_weighted_rows_by_hand():
+    from emulation.view_kernels import grouped_weighted_rows
+    group = np.array([1, 0, 1])
+    X = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    w = np.array([2.0, 1.0, 3.0])
+    # group 0: row 1 x 1; group 1: row 0 x 2 + row 2 x 3; group 2: nothing
+    assert grouped_weighted_rows(group, X, w, 3).tolist() == [[3.0, 4.0], [17.0, 22.0],
+                                                               [0.0, 0.0]]
+    assert grouped_weighted_rows(group[:0], X[:0], w[:0], 2).tolist() == [[0.0, 0.0],
+                                                                        [0.0, 0.0]]
+
+
+def test_grouped_weighted_rows_is_add_at_bit_for_bit():
+    """The numpy formulation (``np.add.at`` on zeros), on rows of very different
+    magnitudes so that the order of the additions shows in the last digits."""
+    from emulation.view_kernels import grouped_weighted_rows
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, L, S = rng.integers(0, 30), rng.integers(1, 20), rng.integers(1, 8)
+        group = rng.integers(0, S, n)
+        X = rng.random((n, L)) * 10.0 ** rng.uniform(-3, 12, (n, 1))
+        w = rng.integers(1, 50, n).astype(float)
+        ref = np.zeros((S, L))
+        np.add.at(ref, group, X * w[:, None])
+        assert np.array_equal(grouped_weighted_rows(group, X, w, S), ref)

@@ -40,6 +40,7 @@ import numpy as np
 from emulation.scheduler.base import Decision, Policy, View
 from emulation.scheduler.bssi import bssi_order
 from emulation.scheduler.sincronia import Sincronia
+from emulation.view_kernels import grouped_weighted_rows
 
 
 def _check_params(slack_weight: float, critical_tolerance: float) -> None:
@@ -70,9 +71,8 @@ def in_flight_stage_loads(view: View) -> np.ndarray:
     """(stages x links) remaining work of each stage as its in-flight coflows show it:
     each coflow's remaining bytes per link x its job's remaining iterations, summed."""
     n = np.maximum(view.job_remaining_iterations[view.coflow_job], 1).astype(float)
-    out = np.zeros((len(view.stage_ids), len(view.capacity_bps)))
-    np.add.at(out, view.coflow_stage, view.coflow_link_bytes * n[:, None])
-    return out
+    return grouped_weighted_rows(view.coflow_stage, view.coflow_link_bytes, n,
+                                 len(view.stage_ids))
 
 
 class BeamerCoflow(Sincronia):
