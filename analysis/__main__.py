@@ -22,9 +22,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="policy every ratio and reduction is taken against (default: beamer "
                          "when the records have it, else the first policy in the registry "
                          "order of emulation.scheduler.POLICIES)")
+    ap.add_argument("--cdf", metavar="EXPERIMENT", nargs="+",
+                    help="experiments whose SCT CDFs are drawn, one figure per scenario; 'all': "
+                         "every experiment (default: pattern when the records have it, else "
+                         "the first experiment)")
     args = ap.parse_args(argv)
     try:
-        print(make_report(args.results, reference=args.reference))
+        print(make_report(args.results, reference=args.reference, cdf=args.cdf))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

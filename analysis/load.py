@@ -1,7 +1,15 @@
-"""Load run records (``run.json`` + ``stages.csv`` + ``coflows.csv``) from a results tree.
+"""Load run records (``run.json`` + ``stages.csv`` + ``coflows.csv``) from a results tree,
+and write the analysis's tables.
 
 Layout: ``RESULTS/<experiment>/<run name>/{run.json, stages.csv, coflows.csv, flows.csv}``.
 Directories starting with ``.`` (unfinished runs) and ``traces/`` are ignored.
+
+Scenarios (``key=value`` of the swept parameters, joined by ``,``) are ordered by their
+values, numbers as numbers (``1e+10`` < ``2.5e+10`` < ``1e+11``): ``scenario_order``,
+``sort_scenarios`` (the tables are; ``load_runs`` keeps the directories' order, in which
+the records are read and summed, so that the numbers do not move with the order). ``write_table`` writes a
+table, and ``recording_tables`` collects the tables written inside a block (the summary
+names them).
 
 Each run row carries ``run`` (its directory relative to the results directory, e.g.
 ``pattern/sync_pattern=ring,policy=fair,seed=1``: what tables show) and ``run_dir`` (the
@@ -10,11 +18,53 @@ path to read its files from; never written to a table: ``write_table`` drops it)
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 from workloads.config import value_label
+
+
+def _parts(scenario: str) -> list[tuple[str, str]]:
+    return [part.partition("=")[::2] for part in str(scenario).split(",")]
+
+
+def _is_number(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def scenario_order(scenarios) -> list[str]:
+    """The distinct scenario labels, sorted part by part (``key=value``): by key, then by
+    value, as a number where every label's value of that key is one (``1e+10`` <
+    ``2.5e+10`` < ``1e+11``), else as text (``gpu_mix``: ``1+2+4+8`` < ``2+4+8`` < ``8``)."""
+    uniq = list(dict.fromkeys(str(s) for s in scenarios))
+    numeric: dict[str, bool] = {}
+    for s in uniq:
+        for k, v in _parts(s):
+            numeric[k] = numeric.get(k, True) and _is_number(v)
+    return sorted(uniq, key=lambda s: tuple(
+        (k, float(v), "") if numeric[k] else (k, 0.0, v) for k, v in _parts(s)))
+
+
+def sort_scenarios(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its rows ordered by experiment (as text) and, within one, by scenario
+    (``scenario_order`` of that experiment's scenarios); other rows' order kept (stable);
+    index reset."""
+    if df.empty or "scenario" not in df:
+        return df
+    exps = df["experiment"] if "experiment" in df else pd.Series("", index=df.index)
+    rank = {}
+    for exp in set(exps):
+        for i, scen in enumerate(scenario_order(df.loc[exps == exp, "scenario"])):
+            rank[(exp, scen)] = i
+    ranks = [rank[(e, str(s))] for e, s in zip(exps, df["scenario"])]
+    return (df.assign(_exp=exps.to_numpy(), _scen=ranks).sort_values(["_exp", "_scen"], kind="stable")
+            .drop(columns=["_exp", "_scen"]).reset_index(drop=True))
 
 
 def run_dirs(results: Path) -> list[Path]:
@@ -55,6 +105,20 @@ def load_runs(results: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+_recorders: list[list[Path]] = []
+
+
+@contextmanager
+def recording_tables():
+    """Inside the block, every path ``write_table`` writes is appended to the list it yields."""
+    written: list[Path] = []
+    _recorders.append(written)
+    try:
+        yield written
+    finally:
+        _recorders[:] = [r for r in _recorders if r is not written]
+
+
 def write_table(df: pd.DataFrame, path: Path) -> Path:
     """Write a table as CSV without machine-specific paths: the ``run_dir`` column (where
     this process read the run) is dropped (tables name runs by ``run``, relative to the
@@ -67,6 +131,8 @@ def write_table(df: pd.DataFrame, path: Path) -> Path:
                 raise ValueError(f"{Path(path).name}: column {col!r} holds an absolute path "
                                  f"({df.loc[bad, col].iloc[0]!r})")
     df.to_csv(path, index=False)
+    for written in _recorders:
+        written.append(Path(path))
     return Path(path)
 
 
@@ -82,7 +148,11 @@ def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Job completion times: a job's last coflow end minus its stage's start (from files)."""
+    """Per job of every run (a *job* in the records, ``job_id``: one trial's work inside
+    one stage, not a tuning job, which the records call an app): ``trial_time_s`` = the end
+    of the job's last coflow minus its stage's start. Jobs without coflows are left out.
+    A tuning job's (app's) completion is ``analysis.metrics.run_metrics``'
+    ``avg_app_completion_s``."""
     parts = []
     for _, r in runs.iterrows():
         d = Path(r["run_dir"])
@@ -91,13 +161,11 @@ def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
         if cf.empty:
             continue
         j = cf.groupby(["stage_id", "job_id"], as_index=False)["end_s"].max().merge(st, on="stage_id")
-        j["jct_s"] = j["end_s"] - j["start_s"]
+        j["trial_time_s"] = j["end_s"] - j["start_s"]
         for k in ("experiment", "scenario", "policy", "workload_seed"):
             j[k] = r.get(k)
         parts.append(j)
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
 
 
 def mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:

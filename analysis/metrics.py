@@ -1,11 +1,18 @@
 """Metrics over runs: per-policy SCT statistics and ratios to a reference policy with 95%
-t-intervals over seeds (no interval from a single value)."""
+t-intervals over seeds (no interval from a single value).
+
+Two averages of SCT, named apart everywhere: a run's ``avg_sct_s`` is the mean over its
+stages, and ``avg_sct_s_mean`` (``normalised``) the mean of those over a scenario's runs;
+``pooled_avg_sct_s`` (``sct_table``) is the mean over every stage of every run of the
+scenario pooled, where a run with more stages weighs more. Scenarios come out ordered by
+``analysis.load.scenario_order`` (numbers as numbers)."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from analysis.load import sort_scenarios
 from analysis.policies import DEFAULT_REFERENCE
 
 
@@ -52,12 +59,16 @@ def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s",
 
 
 def sct_table(stages: pd.DataFrame) -> pd.DataFrame:
-    """avg / p50 / p95 / p99 SCT per experiment, scenario and policy (stages of all seeds)."""
+    """Per experiment, scenario and policy, every stage of every run pooled: mean
+    (``pooled_avg_sct_s``), p50 / p95 / p99 SCT (``pooled_p*_sct_s``) and the number of
+    stages. The pooled mean differs from the mean of the runs' avg SCTs where runs have
+    different numbers of stages."""
     g = stages.groupby(["experiment", "scenario", "policy"])["sct_s"]
-    return pd.DataFrame({
-        "avg_sct_s": g.mean(), "p50_sct_s": g.quantile(0.5), "p95_sct_s": g.quantile(0.95),
-        "p99_sct_s": g.quantile(0.99), "stages": g.size(),
-    }).reset_index()
+    return sort_scenarios(pd.DataFrame({
+        "pooled_avg_sct_s": g.mean(), "pooled_p50_sct_s": g.quantile(0.5),
+        "pooled_p95_sct_s": g.quantile(0.95), "pooled_p99_sct_s": g.quantile(0.99),
+        "stages": g.size(),
+    }).reset_index())
 
 
 def run_metrics(stages: pd.DataFrame) -> pd.DataFrame:
@@ -70,7 +81,7 @@ def run_metrics(stages: pd.DataFrame) -> pd.DataFrame:
                         "max_sct_s": g.max()})
     apps = stages.groupby(key + ["app_id"]).agg(first=("start_s", "min"), last=("end_s", "max"))
     out["avg_app_completion_s"] = (apps["last"] - apps["first"]).groupby(key).mean()
-    return out.reset_index()
+    return sort_scenarios(out.reset_index())
 
 
 def policy_ratios(per_run: pd.DataFrame, *, policy: str, baselines: list[str],
@@ -85,4 +96,4 @@ def policy_ratios(per_run: pd.DataFrame, *, policy: str, baselines: list[str],
             rows[b] = (wide[policy] / wide[b]).groupby(level=[0, 1], sort=False).mean()
     out = pd.DataFrame(rows)
     out["seeds"] = wide[policy].groupby(level=[0, 1], sort=False).size() if policy in wide else 0
-    return out.reset_index()
+    return sort_scenarios(out.reset_index())

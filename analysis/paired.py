@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.load import write_table
-from analysis.plots import _save, _styles
+from analysis.plots import (CUT_NOTE_LINEAR, _save, _styles, draw_intervals,
+                            linear_axis_bottom)
 from analysis.policies import Style, policy_order
 
 BOOTSTRAP_RESAMPLES = 10_000
@@ -88,22 +89,27 @@ def paired_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
 def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None = None
                   ) -> list[Path]:
     """Per experiment, per other policy: the emulated mean ratio with its t-interval, and
-    the twin's ratio as an open marker."""
+    the twin's ratio as an open marker. An interval reaching below 0 is drawn down to the
+    axis, which then starts at 0, and ends there in ``analysis.plots.CUT_MARKER``."""
     exps = list(dict.fromkeys(pr["experiment"]))
     pols = policy_order(pr["policy"])
     st = _styles(pols, styles)
     fig, axes = plt.subplots(1, len(exps), figsize=(4.2 * len(exps) + 1, 3.8), squeeze=False,
                              sharey=True)
     rows = []
+    bottom = linear_axis_bottom(pr["t95_low"])
+    any_cut = False
     for ax, exp in zip(axes[0], exps):
         d = pr[pr["experiment"] == exp].set_index("policy").reindex(pols).dropna(subset=["ratio_mean"])
         x = np.arange(len(d))
         for i, (p, r) in enumerate(d.iterrows()):
-            has_ci = np.isfinite(r["t95_low"])
-            yerr = [[r["ratio_mean"] - r["t95_low"]], [r["t95_high"] - r["ratio_mean"]]] \
-                if has_ci else None
-            ax.errorbar(i, r["ratio_mean"], yerr=yerr, fmt=st[p].marker, color=st[p].colour,
-                        capsize=3, markersize=7, label="emulated" if i == 0 else None)
+            low = r["t95_low"]
+            cut = bottom is not None and np.isfinite(low) and low < bottom
+            any_cut |= bool(cut)
+            ax.plot(i, r["ratio_mean"], marker=st[p].marker, color=st[p].colour, markersize=7,
+                    linestyle="none", label="emulated" if i == 0 else None)
+            draw_intervals(ax, [i], [r["ratio_mean"]], [bottom if cut else low], [r["t95_high"]],
+                           [cut], colour=st[p].colour, capsize=3)
             ax.plot(i + 0.22, r["twin_ratio"], marker=st[p].marker, markerfacecolor="none",
                     color=st[p].colour, markersize=7, linestyle="none",
                     label="fluid twin" if i == 0 else None)
@@ -116,12 +122,15 @@ def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None =
         reps = int(d["repetitions"].min()) if len(d) else 0
         ax.set_title(f"{exp} ({reps} repetitions)", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
+        if bottom is not None:
+            ax.set_ylim(bottom=bottom)
     ref = pr["reference"].iloc[0]
     axes[0][0].set_ylabel(f"{ref} avg SCT / policy's (per repetition)")
     axes[0][0].legend(fontsize=8, loc="best")
     fig.suptitle(f"{ref} against each policy at packet level (< 1: {ref} faster)\n"
                  f"filled: mean over repetitions, 95% t-interval (none below {MIN_REPS} "
-                 "repetitions); open: the fluid twin", fontsize=9)
+                 "repetitions); open: the fluid twin"
+                 + (f"\n{CUT_NOTE_LINEAR}" if any_cut else ""), fontsize=9)
     fig.tight_layout()
     return _save(fig, out, "paired_ratios", pd.DataFrame(rows))
 

@@ -4,10 +4,17 @@ Each figure is saved as PNG and PDF, and the numbers it draws as ``<stem>.csv`` 
 them (one row per drawn bar, point or line, with the policy and its colour), so every
 figure can be checked without reading the picture. Policies come from the data, in
 registry order (``analysis.policies``), with one colour, marker and line style per policy
-name across all figures. Every error bar says in the figure what it is; none is drawn
-from a single value. On a log axis an interval whose lower end the axis cannot show
-(a symmetric t-interval of a positive ratio can reach 0 or below) is drawn down to the
-axis and ends there in a marker, never cut silently (``interval_ends``).
+name across all figures; no policy colour is grey or black, and reference lines (the
+reference policy's CDF, the line at 1, y = x) are black and dashed.
+
+Every error bar says in the figure what it is; none is drawn from a single value, and the
+title says when an interval comes from 2 values (t multiplier 12.7: very wide). Every axis
+of a ratio or a time is positive: an interval whose lower end the axis cannot show (a
+symmetric t-interval of a positive ratio can reach 0 or below) is drawn down to the axis
+and ends there in ``CUT_MARKER``, with a note in the title, never cut silently
+(``interval_ends``, ``draw_intervals``). A log axis has its bottom under the smallest bar
+(``log_axis_bottom``); a linear one starts at 0 whenever an interval reaches below 0. The
+figure's CSV keeps every interval as computed.
 """
 from __future__ import annotations
 
@@ -31,6 +38,11 @@ LOG_AXIS_SPREAD = 3.0
 LOG_AXIS_DEPTH = 10.0
 CUT_MARKER = "v"
 CUT_NOTE = "\u25bc: interval reaches below the axis (lower end <= 0 or under it)"
+CUT_NOTE_LINEAR = "\u25bc: interval reaches below 0 (drawn down to the axis at 0)"
+# an interval from fewer values than this gets a note in the title (from 2 values the
+# t-interval's half-width is 12.7 standard errors)
+FEW_VALUES = 3
+REFERENCE_COLOUR = "black"  # the reference policy's curve in the SCT CDF figures
 
 
 def _save(fig, out: Path, stem: str, data: pd.DataFrame) -> list[Path]:
@@ -69,7 +81,14 @@ def _interval_note(counts, what: str = "seeds", mark: str = "bar") -> str:
         return f"one run per {mark}: no error bars"
     n = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
     none = f", none where a {mark} is one run" if min(counts) < 2 else ""
-    return f"error bars: 95% CI of the mean over {n} {what} (t){none}"
+    note = f"error bars: 95% CI of the mean over {n} {what} (t){none}"
+    few = sorted({c for c in counts if 2 <= c < FEW_VALUES})
+    if few:
+        from scipy import stats
+        t = ", ".join(f"{stats.t.ppf(0.975, c - 1):.1f}" for c in few)
+        note += (f"\nfrom {' or '.join(map(str, few))} {what} (fewer than {FEW_VALUES}) an "
+                 f"interval is \u00b1{t} standard errors: very wide")
+    return note
 
 
 def log_axis_bottom(values: np.ndarray, lows: np.ndarray | None = None) -> float:
@@ -91,10 +110,11 @@ def log_axis_bottom(values: np.ndarray, lows: np.ndarray | None = None) -> float
 def interval_ends(means, half_widths, bottom: float | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ends of each error bar as drawn: (low, high, cut). The interval is mean +-
-    half-width; on a log axis (``bottom``: its lower limit) a lower end under ``bottom``,
-    0 or negative included, is drawn at ``bottom`` and ``cut`` is True there (the figure
-    marks it). ``bottom`` None (a linear axis): every interval as computed. A NaN
-    half-width (no interval) gives NaN ends, not cut."""
+    half-width; a lower end under the axis' lower limit ``bottom`` (a log axis':
+    ``log_axis_bottom``, 0 or negative ends included; a linear axis': 0, from
+    ``linear_axis_bottom``) is drawn at ``bottom`` and ``cut`` is True there (the figure
+    marks it). ``bottom`` None (an axis that shows every end): every interval as
+    computed. A NaN half-width (no interval) gives NaN ends, not cut."""
     m = np.asarray(means, dtype=float)
     h = np.asarray(half_widths, dtype=float)
     low, high = m - h, m + h
@@ -103,6 +123,35 @@ def interval_ends(means, half_widths, bottom: float | None = None
         cut = np.isfinite(low) & (low < bottom)
         low = np.where(cut, bottom, low)
     return low, high, cut
+
+
+def linear_axis_bottom(lows) -> float | None:
+    """Lower limit of a linear axis of a positive quantity (a ratio, a time): 0 when an
+    interval end of ``lows`` is below 0 (that end is drawn at the axis: ``interval_ends``),
+    else None (the axis as matplotlib scales it, which shows every end)."""
+    lows = np.asarray(lows, dtype=float)
+    return 0.0 if (np.isfinite(lows) & (lows < 0)).any() else None
+
+
+def draw_intervals(ax, x, mid, low, high, cut, colour: str = "black", capsize: float = 2.0,
+                   lw: float = 1.0, zorder: float = 3) -> None:
+    """Error bars at ``x`` around ``mid`` from ``low`` to ``high`` (as ``interval_ends``
+    gives them). Where ``cut``, the bar runs from the axis (``low``) up to ``high`` with a
+    cap at the top only and ends at the axis in ``CUT_MARKER`` (not clipped, so it stays
+    visible on the axis line); NaN ends: nothing drawn."""
+    x, mid, low, high = (np.asarray(a, dtype=float) for a in (x, mid, low, high))
+    cut = np.asarray(cut, dtype=bool)
+    ok = np.isfinite(low) & np.isfinite(high) & np.isfinite(mid)
+    whole, part = ok & ~cut, ok & cut
+    if whole.any():
+        ax.errorbar(x[whole], mid[whole], yerr=[mid[whole] - low[whole], high[whole] - mid[whole]],
+                    fmt="none", ecolor=colour, elinewidth=lw, capsize=capsize, zorder=zorder)
+    if part.any():  # down to the axis, no cap there: the marker says the interval goes on
+        ax.vlines(x[part], low[part], high[part], colors=colour, lw=lw, zorder=zorder)
+        ax.plot(x[part], high[part], ls="none", marker="_", ms=2 * capsize, mew=lw, color=colour,
+                zorder=zorder)
+        ax.plot(x[part], low[part], ls="none", marker=CUT_MARKER, ms=6, color=colour,
+                clip_on=False, zorder=zorder + 2)
 
 
 def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | None = None) -> bool:
@@ -125,11 +174,12 @@ def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | No
 
 
 def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Path,
-                    styles: dict[str, Style] | None = None) -> list[Path]:
+                    styles: dict[str, Style] | None = None, note: str | None = None) -> list[Path]:
     """Bars: avg SCT / the reference policy's (same trace, per seed, then averaged) per
-    policy and scenario; 95% t-interval over seeds where there are two or more. On a log
-    axis an interval reaching below the axis ends there in ``CUT_MARKER`` (the title says
-    so; the CSV keeps the interval as computed: ratio_mean +- ci95)."""
+    policy and scenario; 95% t-interval over seeds where there are two or more. An
+    interval reaching below the axis (a log axis' bottom, or 0 on a linear axis) ends
+    there in ``CUT_MARKER`` (the title says so; the CSV keeps the interval as computed:
+    ratio_mean +- ci95). ``note``: one more line for the title."""
     d = norm[norm["experiment"] == experiment]
     pols = policy_order(d["policy"])
     st = _styles(pols, styles)
@@ -154,19 +204,14 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
     means, half = data["ratio_mean"].to_numpy(float), data["ci95"].to_numpy(float)
     log = _maybe_log_y(ax, means, (data["ratio_mean"] + data["ci95"].fillna(0)).to_numpy(float),
                        means - half)
-    low, high, cut = interval_ends(means, half, ax.get_ylim()[0] if log else None)
+    bottom = ax.get_ylim()[0] if log else linear_axis_bottom(means - half)
+    low, high, cut = interval_ends(means, half, bottom)
     for p in pols:
         at = (data["policy"] == p).to_numpy()  # this policy's rows, in scenario order
-        x, m, lo, hi, c = xs[p], means[at], low[at], high[at], cut[at]
-        ax.bar(x, m, width, label=p, color=st[p].colour, zorder=2)
-        # an interval the axis shows whole: mean +- ci95; a cut one: the lines below
-        ax.errorbar(x, m, yerr=np.where(c, np.nan, half[at]), fmt="none", ecolor="black",
-                    elinewidth=1, capsize=2, zorder=3)
-        if c.any():  # down to the axis, no cap there: the marker says the interval goes on
-            ax.vlines(x[c], lo[c], hi[c], colors="black", lw=1, zorder=3)
-            ax.plot(x[c], hi[c], ls="none", marker="_", ms=4, mew=1, color="black", zorder=3)
-            ax.plot(x[c], lo[c], ls="none", marker=CUT_MARKER, ms=6, color="black",
-                    clip_on=False, zorder=5)
+        ax.bar(xs[p], means[at], width, label=p, color=st[p].colour, zorder=2)
+        draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at])
+    if not log and bottom is not None:
+        ax.set_ylim(bottom=bottom)
     if log:  # bar heights are hard to read on a log axis: print them
         for p in pols:
             row = data[data["policy"] == p]
@@ -183,7 +228,8 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
     unit = d["unit"].iloc[0] if "unit" in d and d["unit"].nunique() == 1 else "runs"
     ax.set_title(f"{experiment}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
                  f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}"
-                 + (f"\n{CUT_NOTE}" if cut.any() else ""), fontsize=10)
+                 + (f"\n{CUT_NOTE if log else CUT_NOTE_LINEAR}" if cut.any() else "")
+                 + (f"\n{note}" if note else ""), fontsize=10)
     ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, f"{experiment}_normalised_avg_sct", data)
 
@@ -201,8 +247,9 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
                 styles: dict[str, Style] | None = None) -> list[Path]:
     """Left: mean avg SCT (s) vs a swept parameter per policy. Right: avg SCT / the
     reference's on the same trace, mean over seeds with 95% t-intervals (seeds are
-    different traces, so the spread is meaningful for the ratio only). Points of one
-    x are shifted slightly apart; each policy has its own marker and dash."""
+    different traces, so the spread is meaningful for the ratio only); where one reaches
+    below 0 the axis starts at 0 and the interval ends there in ``CUT_MARKER``. Points of
+    one x are shifted slightly apart; each policy has its own marker and dash."""
     d = runs[runs["experiment"] == experiment].copy()
     d["x"] = pd.to_numeric(d[f"param:{param}"])
     short = param.split(".")[-1]
@@ -222,12 +269,29 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
                 marker=s.marker, ls=s.linestyle, color=s.colour, label=p, ms=5, lw=1.4)
         h = n[n["policy"] == p].sort_values("x")
         err = h["ratio_ci95"].where((h["seeds"] >= 2) & (p != reference))
-        a2.errorbar(_dodge(h["x"].to_numpy(float), i, len(order), log_x, span), h["ratio_mean"],
-                    yerr=err, marker=s.marker, ls=s.linestyle, color=s.colour, capsize=2, ms=5,
-                    lw=1.4, elinewidth=1, label=p)
         for x, m, r, e, k in zip(h["x"], g.reindex(h["x"])["mean"], h["ratio_mean"], err, h["seeds"]):
             rows.append({"experiment": experiment, "x": x, "policy": p, "avg_sct_s_mean": m,
-                         "ratio_mean": r, "ratio_ci95": e, "runs": k, "colour": s.colour})
+                         "ratio_mean": r, "ratio_ci95": e, "runs": k, "colour": s.colour,
+                         "_dx": _dodge(np.array([float(x)]), i, len(order), log_x, span)[0]})
+    data = pd.DataFrame(rows)
+    if len(data):
+        means, half = data["ratio_mean"].to_numpy(float), data["ratio_ci95"].to_numpy(float)
+        bottom = linear_axis_bottom(means - half)
+        low, high, cut = interval_ends(means, half, bottom)
+    else:
+        bottom, cut = None, np.zeros(0, dtype=bool)
+    for p in order:
+        s = st[p]
+        at = (data["policy"] == p).to_numpy() if len(data) else np.zeros(0, dtype=bool)
+        if not at.any():
+            continue
+        a2.plot(data.loc[at, "_dx"], means[at], marker=s.marker, ls=s.linestyle, color=s.colour,
+                ms=5, lw=1.4, label=p)
+        draw_intervals(a2, data.loc[at, "_dx"], means[at], low[at], high[at], cut[at],
+                       colour=s.colour)
+    if bottom is not None:
+        a2.set_ylim(bottom=bottom)
+    data = data.drop(columns="_dx", errors="ignore")
     for ax in (a1, a2):
         if log_x:
             ax.set_xscale("log", base=2)
@@ -241,19 +305,20 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
         "one seed"), fontsize=10)
     a2.axhline(1.0, color="black", lw=0.8, ls="--")
     a2.set_ylabel(f"avg SCT / {reference}'s")
-    data = pd.DataFrame(rows)
     a2.set_title(f"relative to {reference} (> 1: {reference} faster), mean of per-seed ratios\n"
-                 f"{_interval_note(data['runs'] if len(data) else [], mark='point')}", fontsize=10)
+                 f"{_interval_note(data['runs'] if len(data) else [], mark='point')}"
+                 + (f"\n{CUT_NOTE_LINEAR}" if cut.any() else ""), fontsize=10)
     a2.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return _save(fig, out, f"{experiment}_avg_sct_vs_{short}", data)
 
 
 def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str, out: Path,
-            styles: dict[str, Style] | None = None) -> list[Path]:
+            styles: dict[str, Style] | None = None, stem: str | None = None) -> list[Path]:
     """Empirical CDF of SCT (all stages of every seed of one scenario): one panel per
-    policy, each drawn over the reference policy's CDF (grey), so that curves which
-    nearly coincide are still each visible."""
+    policy, its curve solid in its colour over the reference policy's CDF (black, dashed),
+    so that curves which nearly coincide are still each visible. Saved as ``stem``
+    (default ``<experiment>_sct_cdf``)."""
     d = stages[(stages["experiment"] == experiment) & (stages["scenario"] == scenario)]
     order = policy_order(d["policy"])
     st = _styles(order, styles)
@@ -270,9 +335,9 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
                   "cdf": b, "colour": st[p].colour} for a, b in zip(*curves[p])]
     for ax, p in zip(axes.flat, others):
         if p != reference and reference in curves:
-            ax.step(*curves[reference], where="post", color="0.55", ls="--", lw=1.3,
-                    label=reference)
-        ax.step(*curves[p], where="post", color=st[p].colour, ls=st[p].linestyle, lw=1.6, label=p)
+            ax.step(*curves[reference], where="post", color=REFERENCE_COLOUR, ls="--", lw=1.2,
+                    label=reference, zorder=3)
+        ax.step(*curves[p], where="post", color=st[p].colour, ls="-", lw=1.8, label=p, zorder=2)
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
         ax.grid(color="0.92")
@@ -286,9 +351,9 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
         ax.set_ylabel("fraction of stages")
     seeds = d["workload_seed"].nunique() if "workload_seed" in d else 1
     fig.suptitle(f"SCT CDF: {experiment} {scenario}, all stages of {seeds} "
-                 f"seed{'s' if seeds != 1 else ''}; grey dashed: {reference}", fontsize=10)
+                 f"seed{'s' if seeds != 1 else ''}; black dashed: {reference}", fontsize=10)
     fig.tight_layout()
-    return _save(fig, out, f"{experiment}_sct_cdf", pd.DataFrame(rows))
+    return _save(fig, out, stem or f"{experiment}_sct_cdf", pd.DataFrame(rows))
 
 
 def lb_ratio(runs: pd.DataFrame, out: Path, styles: dict[str, Style] | None = None) -> list[Path]:
@@ -302,12 +367,13 @@ def lb_ratio(runs: pd.DataFrame, out: Path, styles: dict[str, Style] | None = No
     g = runs.groupby(["experiment", "policy"])["avg_sct_over_lb"].agg(["mean", "size"])
     mean = g["mean"].unstack("policy").reindex(columns=order)
     exps = list(mean.index)
-    fig, ax = plt.subplots(figsize=(1.0 * len(order) + 3.5, 0.42 * len(exps) + 1.8))
+    # at least 3.2 in tall: the colour bar's label (two lines) fits beside a one-row map
+    fig, ax = plt.subplots(figsize=(1.0 * len(order) + 3.5, max(3.2, 0.42 * len(exps) + 1.8)))
     vmax = float(np.nanmax(mean.to_numpy())) if mean.size else 2.0
     sns.heatmap(mean, annot=True, fmt=".2f", cmap="rocket_r", ax=ax, linewidths=0.5,
                 linecolor="white", annot_kws={"fontsize": 8},
                 norm=LogNorm(vmin=1.0, vmax=max(vmax, 1.01)),
-                cbar_kws={"label": "avg SCT / lower bound (log colour scale)"})
+                cbar_kws={"label": "avg SCT / lower bound\n(log colour scale)"})
     ax.set_xticklabels(order, rotation=30, ha="right", fontsize=9)
     cbar = ax.collections[0].colorbar
     cticks = [t for t in (1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= max(vmax, 1.01)]
@@ -352,30 +418,40 @@ def emulation_vs_fluid(pairs: pd.DataFrame, out: Path,
 def reproduction(summary: pd.DataFrame, out: Path) -> list[Path]:
     """Per packet-level experiment (one panel each): emulated / fluid-twin ratio per policy of
     avg SCT and of the per-stage SCT ratio's median and p95, mean over repetitions with 95%
-    t-interval error bars where there are two or more; the shaded band is the +-15%
-    criterion for the median."""
+    t-interval error bars where there are two or more (one reaching below 0: the axis starts
+    at 0 and it ends there in ``CUT_MARKER``); the shaded band is the +-15% criterion for
+    the median."""
     panels = list(dict.fromkeys(zip(summary["experiment"], summary["scenario"])))
     metrics = [("avg_ratio", "avg SCT", "#4c72b0", ""), ("stage_ratio_median", "stage SCT, median",
                                                          "#dd8452", "//"),
                ("stage_ratio_p95", "stage SCT, p95", "#55a868", "..")]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False,
                              sharey=True)
-    rows = []
+    rows, any_cut = [], False
     for ax, (exp, scen) in zip(axes[0], panels):
         d = summary[(summary["experiment"] == exp) & (summary["scenario"] == scen)]
         pols = policy_order(d["policy"])
         d = d.set_index("policy").reindex(pols)
         width = 0.8 / len(metrics)
         ax.axhspan(0.85, 1.15, color="0.9", zorder=0)
+        drawn = []
         for i, (col, label, colour, hatch) in enumerate(metrics):
             x = np.arange(len(pols)) + (i - (len(metrics) - 1) / 2) * width
             err = d[f"{col}_ci95"].where(d["runs"] >= 2)
             ax.bar(x, d[col], width, label=label, color=colour, hatch=hatch, edgecolor="white",
                    zorder=2)
-            ax.errorbar(x, d[col], yerr=err, fmt="none", ecolor="black", capsize=2, zorder=3)
+            drawn.append((x, d[col].to_numpy(float), err.to_numpy(float)))
             rows += [{"experiment": exp, "scenario": scen, "policy": p, "metric": col,
                       "mean": v, "ci95": e, "runs": n}
                      for p, v, e, n in zip(pols, d[col], err, d["runs"])]
+        lows = np.concatenate([m - e for _, m, e in drawn])
+        bottom = linear_axis_bottom(lows)
+        for x, m, e in drawn:
+            low, high, cut = interval_ends(m, e, bottom)
+            draw_intervals(ax, x, m, low, high, cut)
+            any_cut |= bool(cut.any())
+        if bottom is not None:
+            ax.set_ylim(bottom=bottom)
         ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=3)
         ax.set_xticks(np.arange(len(pols)), pols, rotation=35, ha="right", fontsize=8)
         ax.set_title(f"{exp}" + ("" if scen == "all" else f" ({scen})"), fontsize=10)
@@ -385,6 +461,6 @@ def reproduction(summary: pd.DataFrame, out: Path) -> list[Path]:
     note = _interval_note(data["runs"], what="repetitions").replace("one run per bar",
                                                                     "one run per policy")
     fig.suptitle(f"Packet level vs fluid twin, mean over repetitions; {note}; grey band: "
-                 "1 ± 15%", fontsize=10)
+                 "1 ± 15%" + (f"\n{CUT_NOTE_LINEAR}" if any_cut else ""), fontsize=10)
     fig.tight_layout()
     return _save(fig, out, "reproduction_vs_fluid", data)

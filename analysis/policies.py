@@ -10,7 +10,8 @@ Every table and figure takes its policies from the records (never from a fixed l
   the records in ``policy_order``;
 - ``styles``: one colour, marker and line style per policy name, the same in every
   figure of a report: the registry index picks them (so a policy keeps its colour when
-  others are left out of an experiment); unknown names follow the registry's.
+  others are left out of an experiment); unknown names follow the registry's. No
+  colour is a grey or black, the colours of the figures' reference lines.
 """
 from __future__ import annotations
 
@@ -19,13 +20,16 @@ from typing import Iterable
 
 DEFAULT_REFERENCE = "beamer"
 
-# 20 colours that stay apart: seaborn's "colorblind" then its "dark" palette (hex, so the
-# figure data can record them); then they repeat with other markers and dashes
+# 18 colours that stay apart: seaborn's "colorblind" then its "dark" palette without their
+# greys (hex, so the figure data can record them); then they repeat with other markers
+# and dashes. No policy is grey or black: figures draw references (the reference
+# policy's CDF, the line at 1, y = x) in black and grey bands mark criteria.
 _COLOURS = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4",
-            "#949494", "#ece133", "#56b4e9",
+            "#56b4e9", "#ece133",
             "#001c7f", "#b1400d", "#12711c", "#8c0800", "#591e71", "#592f0d", "#a23582",
-            "#3c3c3c", "#b8850a", "#006374")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+            "#b8850a", "#006374")
+# no "v": a downward triangle marks an interval cut at the axis (analysis.plots.CUT_MARKER)
+_MARKERS = ("o", "s", "^", "D", "p", "P", "X", "<", ">", "*")
 _DASHES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (10, 3)), (0, (5, 1.5)))
 
 

@@ -21,7 +21,8 @@ import pandas as pd
 
 from analysis.load import write_table
 from analysis.metrics import mean_ci95, run_metrics
-from analysis.plots import _interval_note, _save, _styles
+from analysis.plots import (CUT_NOTE_LINEAR, _interval_note, _save, _styles, draw_intervals,
+                            interval_ends)
 from analysis.policies import Style, policy_order
 
 PREFIX = "regime-"
@@ -72,34 +73,43 @@ def regime_table(ratios: pd.DataFrame) -> pd.DataFrame:
 def regimes_figure(table: pd.DataFrame, reference: str, out: Path,
                    styles: dict[str, Style] | None = None) -> list[Path]:
     """Bars per regime: the reference's avg SCT / each other policy's, mean over runs,
-    95% t-interval over runs."""
+    95% t-interval over runs. The axis starts under the lowest interval end (at 0.7 or
+    lower, never below 0); an interval reaching below 0 ends at the axis in
+    ``analysis.plots.CUT_MARKER``."""
     regimes = list(dict.fromkeys(table["regime"]))
     pols = policy_order(table["policy"])
     st = _styles(pols, styles)
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(regimes) + 3), 4.0))
     width = 0.8 / max(len(pols), 1)
-    rows = []
+    rows, xs = [], {}
     for i, p in enumerate(pols):
         row = table[table["policy"] == p].set_index("regime").reindex(regimes)
-        x = np.arange(len(regimes)) + (i - (len(pols) - 1) / 2) * width
+        x = xs[p] = np.arange(len(regimes)) + (i - (len(pols) - 1) / 2) * width
         err = row["avg_ratio_ci95"].where(row["runs"] >= 2)
         ax.bar(x, row["avg_ratio_mean"], width, label=f"/ {p}", color=st[p].colour, zorder=2)
-        ax.errorbar(x, row["avg_ratio_mean"], yerr=err, fmt="none", ecolor="black",
-                    elinewidth=1, capsize=2, zorder=3)
         for r, m, e, n in zip(regimes, row["avg_ratio_mean"], err, row["runs"]):
             rows.append({"regime": r, "policy": p, "ratio_mean": m, "ci95": e, "runs": n,
                          "colour": st[p].colour})
     data = pd.DataFrame(rows)
+    lo = float(np.nanmin(data["ratio_mean"] - data["ci95"].fillna(0))) if len(data) else 0.5
+    bottom = max(0.0, min(0.7, lo - 0.05))
+    cut = np.zeros(0, dtype=bool)
+    if len(data):
+        means, half = data["ratio_mean"].to_numpy(float), data["ci95"].to_numpy(float)
+        low, high, cut = interval_ends(means, half, bottom)
+        for p in pols:
+            at = (data["policy"] == p).to_numpy()
+            draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at])
     ax.axhline(1.0, color="black", linewidth=0.8, zorder=1)
     ax.set_xticks(np.arange(len(regimes)), regimes)
     ax.set_xlabel("tuner regime")
     ax.set_ylabel(f"{reference} avg SCT / policy's")
-    lo = float(np.nanmin(data["ratio_mean"] - data["ci95"].fillna(0))) if len(data) else 0.5
-    ax.set_ylim(max(0.0, min(0.7, lo - 0.05)), None)
+    ax.set_ylim(bottom, None)
     ax.grid(axis="y", alpha=0.3, zorder=0)
     ax.legend(fontsize=8, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(f"{reference} against each policy by tuner regime (< 1: {reference} faster)\n"
-                 + _interval_note(data["runs"], "runs (scenarios x seeds)"), fontsize=9)
+                 + _interval_note(data["runs"], "runs (scenarios x seeds)")
+                 + (f"\n{CUT_NOTE_LINEAR}" if cut.any() else ""), fontsize=9)
     return _save(fig, out, "regime_ratios", data)
 
 

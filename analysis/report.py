@@ -4,17 +4,29 @@ Everything is written under the directory analysed and nowhere else. The policie
 are the policies of the records (``analysis.policies``: registry order, unknown names
 after); the reference of every ratio is ``reference`` (``--reference``), by default
 ``beamer`` when the records have it, else the first policy in registry order. Tables name
-runs relative to the results directory (no absolute paths).
+runs relative to the results directory (no absolute paths); scenarios are in the order of
+their values (numbers as numbers). The summary says what each general table holds
+(``tables_lines``) and names every table written.
+
+Figures: per experiment the normalised bars, and the line figure where the experiment
+asks for it (``figure = "line"``) and has one swept numeric key; where it asks but
+cannot have one, the bars' title and the summary say why (``line_fallback``, also on
+stderr). SCT CDFs: one figure per scenario of ``CDF_EXPERIMENT`` (else the first
+experiment) or of the experiments asked for (``cdf``, ``--cdf``); the summary names them
+and says how to draw the others'.
 """
 from __future__ import annotations
 
 import math
+import re
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from analysis import plots
-from analysis.load import load_jobs, load_runs, load_stages, load_twin_pairs, write_table
+from analysis.load import (load_jobs, load_runs, load_stages, load_twin_pairs, recording_tables,
+                           scenario_order, sort_scenarios, write_table)
 from analysis.metrics import normalised, policy_ratios, run_metrics, sct_table
 from analysis.regimes import regime_section
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
@@ -27,7 +39,7 @@ PARAM_LABELS = {
     "experiment.priority_classes": ("priority classes K", True),
     "workload.num_hosts": ("hosts", True),
 }
-CDF_EXPERIMENT = "pattern"  # the SCT CDF figure's experiment when present (else the first)
+CDF_EXPERIMENT = "pattern"  # the SCT CDFs' experiment when present (else the first; --cdf)
 
 
 def _cell(v, fmt: str) -> str:
@@ -45,51 +57,114 @@ def _where(results: Path) -> str:
         return "DIR"
 
 
-def make_report(results: Path, reference: str | None = None) -> Path:
+def cdf_stem(experiment: str, scenario: str, scenarios: int) -> str:
+    """File name (no suffix) of an SCT CDF figure: ``<experiment>_sct_cdf``, with the
+    scenario appended (characters other than letters, digits and ``._+-`` as ``-``) when
+    the experiment has more than one."""
+    if scenarios <= 1:
+        return f"{experiment}_sct_cdf"
+    return f"{experiment}_sct_cdf_" + re.sub(r"[^A-Za-z0-9._+-]+", "-", scenario)
+
+
+def cdf_experiments(runs: pd.DataFrame, cdf: list[str] | None) -> list[str]:
+    """The experiments whose SCT CDFs are drawn: ``cdf`` (``["all"]``: every one), by
+    default ``CDF_EXPERIMENT`` when the records have it, else the first experiment.
+    ValueError naming the experiments if ``cdf`` names one without runs."""
+    exps = list(dict.fromkeys(runs["experiment"]))
+    if not cdf:
+        return [CDF_EXPERIMENT if CDF_EXPERIMENT in exps else exps[0]]
+    if "all" in cdf:
+        return exps
+    unknown = [e for e in cdf if e not in exps]
+    if unknown:
+        raise ValueError(f"--cdf {' '.join(unknown)}: no runs of that experiment in the records "
+                         f"(experiments: {', '.join(exps)})")
+    return list(dict.fromkeys(cdf))
+
+
+def line_fallback(er: pd.DataFrame) -> str | None:
+    """Why an experiment that asks for ``figure = "line"`` gets bars only (None: it gets the
+    line figure, or does not ask for one)."""
+    if not (er["figure"] == "line").all():
+        return None
+    swept = [c[len("param:"):] for c in er.columns if c.startswith("param:") and er[c].notna().all()]
+    if len(swept) != 1:
+        return f"{len(swept)} swept keys: {', '.join(swept)}" if swept else "no swept key"
+    x = pd.to_numeric(er[f"param:{swept[0]}"], errors="coerce")
+    if not x.notna().all():
+        return f"values of {swept[0]} that are not numbers"
+    if x.nunique() < 2:
+        return f"one value of {swept[0]}"
+    return None
+
+
+def make_report(results: Path, reference: str | None = None, cdf: list[str] | None = None) -> Path:
     """Write tables, figures and summary.md under ``results``; returns summary.md's path.
-    ValueError if ``reference`` names a policy without runs in the records."""
+    ``cdf``: the experiments whose SCT CDFs are drawn, one figure per scenario
+    (``cdf_experiments``). ValueError if ``reference`` names a policy, or ``cdf`` an
+    experiment, without runs in the records. Notes about figures (a line figure drawn as
+    bars) go to the summary and to stderr."""
     results = Path(results)
     runs = load_runs(results)
     pols = policy_order(runs["policy"])
     ref = choose_reference(pols, reference)
+    cdf_exps = cdf_experiments(runs, cdf)
     st = policy_styles(pols)
+    with recording_tables() as written:
+        summary = _write_report(results, runs, pols, ref, reference, cdf_exps, st, written)
+    return summary
+
+
+def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, written) -> Path:
     stages = load_stages(runs)
     jobs = load_jobs(runs)
-    norm = sort_by_policy(normalised(runs, reference=ref))
+    norm = sort_by_policy(sort_scenarios(normalised(runs, reference=ref)))
     tables = results / "tables"
     tables.mkdir(exist_ok=True)
     figs = results / "figures"
-    write_table(norm, tables / "normalised_avg_sct.csv")
-    sct = sort_by_policy(sct_table(stages))
-    write_table(sct, tables / "sct_stats.csv")
     cols = ["experiment", "scenario", "policy", "workload_seed", "avg_sct_s", "p95_sct_s",
             "avg_cct_s", "lower_bound_avg_sct_s", "avg_sct_over_lb", "wall_s"]
     rank = {p: i for i, p in enumerate(pols)}
-    runs_tab = runs[[c for c in cols if c in runs]].assign(_r=runs["policy"].map(rank)).sort_values(
-        ["experiment", "scenario", "_r", "workload_seed"], kind="stable").drop(columns="_r")
+    runs_tab = sort_scenarios(runs[[c for c in cols if c in runs]].assign(
+        _r=runs["policy"].map(rank)).sort_values(["_r", "workload_seed"], kind="stable")
+        .drop(columns="_r"))
     write_table(runs_tab, tables / "runs.csv")
+    write_table(norm, tables / "normalised_avg_sct.csv")
+    write_table(sort_by_policy(sct_table(stages)), tables / "sct_stats.csv")
     if not jobs.empty:
-        write_table(sort_by_policy(jobs.groupby(["experiment", "scenario", "policy"])["jct_s"].mean()
-                                   .reset_index()), tables / "avg_jct.csv")
+        trial = jobs.groupby(["experiment", "scenario", "policy"])["trial_time_s"].agg(
+            ["mean", "size"]).reset_index().rename(
+            columns={"mean": "avg_trial_time_s", "size": "trials"})
+        write_table(sort_by_policy(sort_scenarios(trial)), tables / "trial_times.csv")
     figure_paths: list[Path] = []
+    figure_notes: list[str] = []
     without_ref = []
     for exp in dict.fromkeys(runs["experiment"]):
         if ref not in set(runs.loc[runs["experiment"] == exp, "policy"]):
             without_ref.append(exp)
             continue
-        figure_paths += plots.normalised_bars(norm, exp, ref, figs, st)
         er = runs[runs["experiment"] == exp]
-        swept = [c for c in er.columns if c.startswith("param:") and er[c].notna().all()]
-        if (er["figure"] == "line").all() and len(swept) == 1:
-            param = swept[0][len("param:"):]
-            x = pd.to_numeric(er[swept[0]], errors="coerce")
-            if x.notna().all() and x.nunique() > 1:
-                label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))
-                figure_paths += plots.sweep_lines(runs, norm, exp, param, label, ref, figs,
-                                                  logx, st)
-    cdf_exp = CDF_EXPERIMENT if CDF_EXPERIMENT in set(runs["experiment"]) else runs["experiment"].iloc[0]
-    cdf_scen = runs[runs["experiment"] == cdf_exp]["scenario"].iloc[0]
-    figure_paths += plots.sct_cdf(stages, cdf_exp, cdf_scen, ref, figs, st)
+        why = line_fallback(er)
+        if why:
+            figure_notes.append(f'{exp}: `figure = "line"` is set, but the figure is bars '
+                                f"({why}; a line figure needs exactly one swept numeric key "
+                                "with two or more values).")
+        figure_paths += plots.normalised_bars(
+            norm, exp, ref, figs, st,
+            note=f'figure = "line" is set: drawn as bars ({why})' if why else None)
+        if (er["figure"] == "line").all() and not why:
+            param = next(c[len("param:"):] for c in er.columns
+                         if c.startswith("param:") and er[c].notna().all())
+            label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))
+            figure_paths += plots.sweep_lines(runs, norm, exp, param, label, ref, figs, logx, st)
+    for exp in cdf_exps:
+        scens = scenario_order(runs.loc[runs["experiment"] == exp, "scenario"])
+        for scen in scens:
+            figure_paths += plots.sct_cdf(stages, exp, scen, ref, figs, st,
+                                          stem=cdf_stem(exp, scen, len(scens)))
+    for n in figure_notes:
+        print(f"note: {n}", file=sys.stderr)
+    figure_notes.append(_cdf_note(runs, cdf_exps, _where(results)))
     figure_paths += plots.lb_ratio(runs, figs, st)
     pairs = load_twin_pairs(runs)
     fidelity = None
@@ -117,12 +192,64 @@ def make_report(results: Path, reference: str | None = None) -> Path:
         + suite_check_lines(runs, stages, ref) + headroom_lines(results)
     summary = results / "summary.md"
     summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,
-                                   without_ref, fidelity, cong_lines + packet_lines))
+                                   without_ref, fidelity, cong_lines + packet_lines,
+                                   figure_notes, [p.name for p in written]))
     return summary
 
 
+def _cdf_note(runs: pd.DataFrame, cdf_exps: list[str], where: str) -> str:
+    """The summary's sentence on which experiments and scenarios the SCT CDFs show, and how
+    to draw the others'."""
+    parts = []
+    for exp in cdf_exps:
+        scens = scenario_order(runs.loc[runs["experiment"] == exp, "scenario"])
+        parts.append(f"`{exp}` ({'every scenario: ' + ', '.join(scens) if len(scens) > 1 else scens[0]})")
+    others = [e for e in dict.fromkeys(runs["experiment"]) if e not in cdf_exps]
+    text = (f"SCT CDFs (`*_sct_cdf*`, one figure per scenario) of {'; '.join(parts)}")
+    if others:
+        text += (f". Those of another experiment: `python -m analysis {where} --cdf EXPERIMENT` "
+                 "(`--cdf all`: every experiment)")
+    return text + "."
+
+
+GENERAL_TABLES = ("runs.csv", "normalised_avg_sct.csv", "sct_stats.csv", "trial_times.csv")
+
+
+def tables_lines(ref: str, written: list[str]) -> list[str]:
+    """The summary's "Tables" section: what each general table holds (the two averages of
+    SCT named apart), then every other table this analysis wrote."""
+    doc = {
+        "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages), "
+                    "p95 SCT, avg CCT, the lower bound and avg SCT / LB.",
+        "normalised_avg_sct.csv": "per experiment, scenario and policy, over its runs: "
+                                  f"`ratio_mean` +- `ratio_ci95` (avg SCT / {ref}'s, per run on "
+                                  "the same trace; 95% t-interval), `reduction_mean`, and "
+                                  "`avg_sct_s_mean` = the mean of the runs' avg SCTs (the "
+                                  "\"avg SCT, mean of runs\" column above).",
+        "sct_stats.csv": "per experiment, scenario and policy, every stage of every run pooled: "
+                         "`pooled_avg_sct_s` (a run with more stages weighs more, so it differs "
+                         "from `avg_sct_s_mean` where runs have different numbers of stages), "
+                         "`pooled_p50_sct_s` / `pooled_p95_sct_s` / `pooled_p99_sct_s`, `stages`.",
+        "trial_times.csv": "per experiment, scenario and policy: `avg_trial_time_s` = the mean "
+                           "over the records' jobs (`job_id`: one trial's work inside one stage) "
+                           "of the time from the stage's start to the end of the job's last "
+                           "coflow; `trials` = the number of those jobs. Not a tuning job's completion (a "
+                           "tuning job is an app; its completion is `avg_app_completion_s` in "
+                           "`tables/congestion.csv` and the \"tuning job\" column of the "
+                           "regime table, where those families ran).",
+    }
+    lines = ["", "## Tables", ""]
+    lines += [f"- `{name}`: {doc[name]}" for name in GENERAL_TABLES if name in written]
+    others = sorted(dict.fromkeys(n for n in written if n not in GENERAL_TABLES))
+    if others:
+        lines.append("- written for the sections above: " + ", ".join(f"`{n}`" for n in others)
+                     + ".")
+    return lines
+
+
 def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: str | None,
-                without_ref: list[str], fidelity=None, more_lines: list[str] = ()) -> str:
+                without_ref: list[str], fidelity=None, more_lines: list[str] = (),
+                figure_notes: list[str] = (), written: list[str] = ()) -> str:
     pols = policy_order(runs["policy"])
     where = _where(results)
     lines = ["# Results summary", "",
@@ -134,9 +261,12 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
              f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
              "(ratio taken per seed on the same trace, and per repetition for packet-level "
              f"runs); runs = seeds x repetitions; positive = {ref} is faster; '-': no runs of "
-             "that policy in the scenario.", ""]
+             f"that policy in the scenario. A run's avg SCT is the mean over its stages; \"{ref} "
+             "avg SCT, mean of runs\" is the mean of those over the scenario's runs "
+             "(`avg_sct_s_mean` in `tables/normalised_avg_sct.csv`), not the mean over all "
+             "their stages pooled (`pooled_avg_sct_s` in `tables/sct_stats.csv`).", ""]
     others = [p for p in pols if p != ref]
-    lines.append(f"| experiment | scenario | runs | {ref} avg SCT (s) | " +
+    lines.append(f"| experiment | scenario | runs | {ref} avg SCT, mean of runs (s) | " +
                  " | ".join(f"vs {b}" for b in others) + " |")
     lines.append("|---|---|---|---|" + "---|" * len(others))
     for (exp, scen), g in norm.groupby(["experiment", "scenario"], sort=False):
@@ -167,14 +297,17 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
     notes = results / "NOTES.md"
     if notes.exists():
         lines += ["", "## Notes", "", notes.read_text().strip()]
+    lines += tables_lines(ref, list(written))
     lines += ["", "## Figures", "",
               "Each figure's numbers are in `figures/<name>.csv` beside it (one row per bar, "
               "point or line, with the policy and its colour).", ""]
+    lines += [f"- {n}" for n in figure_notes] + ([""] if figure_notes else [])
     for p in figure_paths:
         if p.suffix == ".png":
             lines.append(f"![{p.stem}](figures/{p.name})")
-    lines += ["", f"{len(runs)} runs; tables in `tables/` (runs.csv, normalised_avg_sct.csv, "
-              "sct_stats.csv, avg_jct.csv, and the sections' own tables named above).", ""]
+    names = sorted(dict.fromkeys(written))
+    lines += ["", f"{len(runs)} runs; tables in `tables/`: "
+              + (", ".join(names) if names else "none") + ".", ""]
     return "\n".join(lines)
 
 
@@ -199,7 +332,7 @@ def congestion_section(runs, stages, tables: Path, reference: str = "beamer") ->
     per_run = per_run.join(lb, on=["experiment", "scenario", "policy", "workload_seed"])
     detail = per_run.groupby(["experiment", "scenario", "policy"], sort=False)[
         ["avg_sct_s", "p99_sct_s", "max_sct_s", "avg_app_completion_s", "avg_sct_over_lb"]].mean()
-    write_table(sort_by_policy(detail.reset_index()), tables / "congestion.csv")
+    write_table(sort_by_policy(sort_scenarios(detail.reset_index())), tables / "congestion.csv")
     pols = policy_order(per_run["policy"])
     cr = runs[runs["experiment"].str.startswith(CONGESTION_PREFIX)]
     ks = sorted({int(k) for k in cr.get("num_priority_classes", pd.Series(dtype=float)).dropna()})

@@ -45,7 +45,7 @@ def test_summary_reduction_sign_and_values(tmp_path):
     # fair: 1 - 8/4 = -100%, 1 - 6/12 = +50% -> -25.0% (Beamer slower on average)
     # beamer avg SCT: (8 + 6) / 2 = 7.00; 2 seeds
     assert "| exp | x=1 | 2 | 7.00 | +30.0% | -25.0% |" in text
-    assert f"| {REFERENCE} avg SCT (s) | vs sincronia | vs fair |" in text
+    assert f"| {REFERENCE} avg SCT, mean of runs (s) | vs sincronia | vs fair |" in text
     # distance from the LB, columns beamer, sincronia, fair: mean of avg / 4 over seeds:
     # (8 + 6) / 8 = 1.75, 10 / 4 = 2.5, (4 + 12) / 8 = 2.0
     assert "| exp | 1.750 | 2.500 | 2.000 |" in text
@@ -88,8 +88,9 @@ def test_sct_table_by_hand():
                            "sct_s": [1.0, 2.0, 3.0, 4.0]})
     row = sct_table(stages).iloc[0]
     # linear interpolation between order statistics: rank q * (n - 1)
-    assert row["avg_sct_s"] == 2.5 and row["p50_sct_s"] == 2.5
-    assert row["p95_sct_s"] == pytest.approx(3.85) and row["p99_sct_s"] == pytest.approx(3.97)
+    assert row["pooled_avg_sct_s"] == 2.5 and row["pooled_p50_sct_s"] == 2.5
+    assert row["pooled_p95_sct_s"] == pytest.approx(3.85)
+    assert row["pooled_p99_sct_s"] == pytest.approx(3.97)
     assert row["stages"] == 4
 
 
@@ -114,7 +115,8 @@ def test_without_beamer_the_reference_is_the_first_policy_in_registry_order(tmp_
     assert "Reference policy of every ratio and reduction: `sincronia`" in text
     rows = _table_rows(text, "## sincronia's reduction")
     # fair vs sincronia: 1 - 10/4 = -150%, 1 - 10/12 = +16.7% -> -66.7%
-    assert rows[0] == ["experiment", "scenario", "runs", "sincronia avg SCT (s)", "vs fair"]
+    assert rows[0] == ["experiment", "scenario", "runs", "sincronia avg SCT, mean of runs (s)",
+                       "vs fair"]
     assert rows[2] == ["exp", "x=1", "2", "10.00", "-66.7%"]
     fig = pd.read_csv(tmp_path / "figures" / "exp_normalised_avg_sct.csv")
     assert fig["ratio_mean"].notna().all() and set(fig["policy"]) == {"sincronia", "fair"}
@@ -125,7 +127,7 @@ def test_reference_is_a_setting(tmp_path):
     text = make_report(tmp_path, reference="fair").read_text()
     assert "`fair` (set with `--reference`)" in text
     rows = _table_rows(text, "## fair's reduction")
-    assert rows[0][3:] == ["fair avg SCT (s)", f"vs {REFERENCE}", "vs sincronia"]
+    assert rows[0][3:] == ["fair avg SCT, mean of runs (s)", f"vs {REFERENCE}", "vs sincronia"]
     norm = pd.read_csv(tmp_path / "tables" / "normalised_avg_sct.csv")
     assert (norm[norm["policy"] == "fair"]["ratio_mean"] == 1.0).all()
     with pytest.raises(ValueError, match="--reference varys: no runs"):
@@ -160,7 +162,7 @@ def test_unknown_policy_names_are_reported_after_the_registry_ones(tmp_path):
     after the registry's policies, alphabetically."""
     write_tree(tmp_path, {**AVG, "zz-old": (9.0, 9.0), "aa-old": (9.0, 9.0)})
     text = make_report(tmp_path).read_text()
-    assert f"| experiment | scenario | runs | {REFERENCE} avg SCT (s) | vs sincronia | vs fair " \
+    assert f"| experiment | scenario | runs | {REFERENCE} avg SCT, mean of runs (s) | vs sincronia | vs fair " \
            "| vs aa-old | vs zz-old |" in text
     for name in ("normalised_avg_sct", "ratio_to_lower_bound", "exp_sct_cdf"):
         df = pd.read_csv(tmp_path / ("tables" if name == "normalised_avg_sct" else "figures") / f"{name}.csv")
@@ -230,3 +232,144 @@ def test_summary_states_measurements_not_history(tmp_path):
     write_tree(tmp_path)
     for text in (make_report(tmp_path).read_text(), (REPO / "results" / "summary.md").read_text()):
         assert not HISTORY.search(text), HISTORY.search(text).group(0)
+
+
+# --- what the tables and figures are, named in the summary -----------------------------
+
+def write_runs(root, exp, params: dict, stages_by_policy: dict, seeds=(1,), figure=None):
+    """Runs of one scenario (``params``: dotted key -> value); ``stages_by_policy``: policy
+    -> per seed a list of stage SCTs (each stage starts at 0, one job with one coflow)."""
+    from workloads.config import value_label
+    name = ",".join(f"{k.split('.')[-1]}={value_label(v)}" for k, v in params.items())
+    for pol, per_seed in stages_by_policy.items():
+        for seed, scts in zip(seeds, per_seed):
+            d = root / exp / f"{name + ',' if name else ''}policy={pol},seed={seed}"
+            d.mkdir(parents=True)
+            avg = sum(scts) / len(scts)
+            (d / "run.json").write_text(json.dumps({
+                "experiment": exp, "policy": pol, "params": params, "workload_seed": seed,
+                "seed": seed, "backend": "fluid", "avg_sct_s": avg, "p95_sct_s": max(scts),
+                "avg_cct_s": avg, "lower_bound_avg_sct_s": 1.0, "avg_sct_over_lb": avg,
+                "num_priority_classes": 8}))
+            if figure:
+                (d / "run_config.json").write_text(json.dumps({"experiment_cfg": {"figure": figure}}))
+            n = len(scts)
+            pd.DataFrame({"stage_id": [f"s{i}" for i in range(n)], "app_id": [f"a{i}" for i in range(n)],
+                          "start_s": [0.0] * n, "end_s": scts, "sct_s": scts}).to_csv(
+                d / "stages.csv", index=False)
+            pd.DataFrame({"coflow_id": [f"c{i}" for i in range(n)], "stage_id": [f"s{i}" for i in range(n)],
+                          "job_id": [f"j{i}" for i in range(n)], "end_s": scts}).to_csv(
+                d / "coflows.csv", index=False)
+
+
+def test_the_two_averages_of_sct_are_named_apart(tmp_path):
+    # beamer: seed 1 stages 2 and 4 (avg 3), seed 2 one stage of 10 (avg 10)
+    # mean of the runs' avg SCTs: (3 + 10) / 2 = 6.5; pooled over the 3 stages: 16 / 3
+    write_runs(tmp_path, "exp", {"workload.x": 1},
+               {REFERENCE: ([2.0, 4.0], [10.0]), "sincronia": ([4.0, 4.0], [10.0])}, seeds=(1, 2))
+    text = make_report(tmp_path).read_text()
+    assert f"| {REFERENCE} avg SCT, mean of runs (s) |" in text
+    assert "| exp | x=1 | 2 | 6.50 |" in text
+    sct = pd.read_csv(tmp_path / "tables" / "sct_stats.csv").set_index("policy")
+    assert sct.loc[REFERENCE, "pooled_avg_sct_s"] == pytest.approx(16 / 3)
+    assert "avg_sct_s" not in sct.columns and sct.loc[REFERENCE, "stages"] == 3
+    norm = pd.read_csv(tmp_path / "tables" / "normalised_avg_sct.csv").set_index("policy")
+    assert norm.loc[REFERENCE, "avg_sct_s_mean"] == pytest.approx(6.5)
+    tables = text[text.index("## Tables"):text.index("## Figures")]
+    assert "`sct_stats.csv`" in tables and "`pooled_avg_sct_s`" in tables
+    assert "`avg_sct_s_mean` = the mean of the runs' avg SCTs" in tables
+
+
+def test_trial_times_by_hand(tmp_path):
+    """A job is one trial's work inside one stage: from its stage's start to its last
+    coflow's end. Stage s0 starts at 1; job j0's coflows end at 3 and 5 (4 s), job j1's
+    at 2 (1 s): mean 2.5 over 2 jobs."""
+    d = tmp_path / "exp" / "policy=beamer,seed=1"
+    d.mkdir(parents=True)
+    (d / "run.json").write_text(json.dumps({"experiment": "exp", "policy": "beamer", "params": {},
+                                            "workload_seed": 1, "avg_sct_s": 4.0,
+                                            "avg_sct_over_lb": 1.0}))
+    pd.DataFrame({"stage_id": ["s0"], "app_id": ["a"], "start_s": [1.0], "end_s": [5.0],
+                  "sct_s": [4.0]}).to_csv(d / "stages.csv", index=False)
+    pd.DataFrame({"coflow_id": ["c0", "c1", "c2"], "stage_id": ["s0"] * 3,
+                  "job_id": ["j0", "j0", "j1"], "end_s": [3.0, 5.0, 2.0]}).to_csv(
+        d / "coflows.csv", index=False)
+    text = make_report(tmp_path).read_text()
+    t = pd.read_csv(tmp_path / "tables" / "trial_times.csv")
+    assert t.loc[0, "avg_trial_time_s"] == pytest.approx(2.5) and t.loc[0, "trials"] == 2
+    assert not (tmp_path / "tables" / "avg_jct.csv").exists()
+    assert "- `trial_times.csv`: " in text and "one trial's work inside one stage" in text
+
+
+def test_the_footer_names_every_table_written(tmp_path):
+    write_tree(tmp_path)
+    text = make_report(tmp_path).read_text()
+    written = sorted(p.name for p in (tmp_path / "tables").glob("*.csv"))
+    # 3 policies x 2 seeds = 6 runs
+    assert text.rstrip().endswith(f"6 runs; tables in `tables/`: {', '.join(written)}.")
+    assert "named above" not in text
+
+
+def test_scenarios_are_in_numeric_order(tmp_path):
+    """1e+10 < 2.5e+10 < 1e+11 (as text 1e+11 would come second) in every table and in the
+    congestion section of the summary."""
+    for rate in (1e10, 1e11, 2.5e10):
+        write_runs(tmp_path, "cong-ratio", {"topology.link_rate_bps": rate},
+                   {REFERENCE: ([2.0],), "sincronia": ([3.0],), "fair": ([4.0],)})
+    text = make_report(tmp_path).read_text()
+    want = ["link_rate_bps=1e+10", "link_rate_bps=2.5e+10", "link_rate_bps=1e+11"]
+    for name in ("runs", "normalised_avg_sct", "sct_stats", "congestion", "congestion_ratios",
+                 "trial_times"):
+        df = pd.read_csv(tmp_path / "tables" / f"{name}.csv")
+        assert list(dict.fromkeys(df["scenario"])) == want, name
+    cong = text[text.index("## Congestion family"):]
+    rows = [line.split(" | ")[1] for line in cong.splitlines() if line.startswith("| cong-ratio")]
+    assert rows == want
+
+
+def test_a_line_figure_that_cannot_be_drawn_says_so(tmp_path, capsys, monkeypatch):
+    from analysis import plots
+    titles = {}
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, stem, data: titles.setdefault(
+        stem, fig.axes[0].get_title()) and save(fig, out, stem, data))
+    for x, pat in ((1, "ring"), (2, "ring"), (1, "ps"), (2, "ps")):
+        write_runs(tmp_path, "two", {"workload.x": x, "workload.sync_pattern": pat},
+                   {REFERENCE: ([2.0],), "sincronia": ([3.0],)}, figure="line")
+    text = make_report(tmp_path).read_text()
+    why = "2 swept keys: workload.x, workload.sync_pattern"
+    assert f'two: `figure = "line"` is set, but the figure is bars ({why};' in text
+    assert f"note: two: `figure = \"line\"` is set" in capsys.readouterr().err
+    assert f'figure = "line" is set: drawn as bars ({why})' in titles["two_normalised_avg_sct"]
+    assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
+
+
+def test_sct_cdfs_one_per_scenario_named_in_the_summary(tmp_path):
+    for x in (10, 2, 1):
+        write_runs(tmp_path, "sweep", {"workload.x": x}, {REFERENCE: ([2.0, 3.0],), "fair": ([4.0, 1.0],)})
+    write_runs(tmp_path, "zother", {}, {REFERENCE: ([2.0],), "fair": ([4.0],)})
+    text = make_report(tmp_path).read_text()
+    figs = tmp_path / "figures"
+    cdfs = sorted(p.stem for p in figs.glob("*_sct_cdf*.csv"))
+    assert cdfs == ["sweep_sct_cdf_x-1", "sweep_sct_cdf_x-10", "sweep_sct_cdf_x-2"]
+    assert set(pd.read_csv(figs / "sweep_sct_cdf_x-10.csv")["scenario"]) == {"x=10"}
+    assert ("SCT CDFs (`*_sct_cdf*`, one figure per scenario) of `sweep` (every scenario: "
+            "x=1, x=2, x=10). Those of another experiment: `python -m analysis DIR --cdf "
+            "EXPERIMENT` (`--cdf all`: every experiment).") in text
+    # another experiment's CDF on request; a single scenario keeps the plain name
+    text = make_report(tmp_path, cdf=["zother"]).read_text()
+    assert (figs / "zother_sct_cdf.csv").exists() and "of `zother` (all)." in text
+    with pytest.raises(ValueError, match="--cdf nope: no runs of that experiment"):
+        make_report(tmp_path, cdf=["nope"])
+
+
+def test_scenario_order_by_hand():
+    from analysis.load import scenario_order
+    # every value of link_rate_bps a number: numeric order
+    assert scenario_order(["r=1e+11", "r=2.5e+10", "r=1e+10", "r=1e+11"]) == [
+        "r=1e+10", "r=2.5e+10", "r=1e+11"]
+    # a key with a value that is not a number: text order for that key
+    assert scenario_order(["g=8", "g=1+2+4+8", "g=2+4+8"]) == ["g=1+2+4+8", "g=2+4+8", "g=8"]
+    # two keys: the first decides, the second breaks ties; 100 after 20 (as text: before)
+    assert scenario_order(["a=100,p=ring", "a=20,p=ring", "a=100,p=ps", "a=20,p=ps"]) == [
+        "a=20,p=ps", "a=20,p=ring", "a=100,p=ps", "a=100,p=ring"]
