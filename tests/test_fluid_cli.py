@@ -358,3 +358,14 @@ def test_stale_kernel_caches_are_emptied_when_any_kernel_module_changes(tmp_path
         assert not index._load_index() and stamp.read_text().strip() == "b"
     finally:
         sys.modules.pop("tiny_kernel_mod", None)
+
+
+def test_leaf_spine_idle_hosts_are_named(trace_file, tmp_path):
+    # 4 hosts, 3 per leaf: 2 leaves, 6 hosts; h4 and h5 on leaf l1 carry nothing
+    r = fluid(trace_file, tmp_path / "a", "--topology", "leaf_spine", "--hosts-per-leaf", "3")
+    assert r.returncode == 0, r.stderr
+    note = [l for l in r.stderr.splitlines() if l.startswith("note: topology.hosts_per_leaf")]
+    assert len(note) == 1 and "h4..h5 on leaf l1" in note[0] and "6 hosts" in note[0]
+    # 2 per leaf divides 4: no note
+    r = fluid(trace_file, tmp_path / "b", "--topology", "leaf_spine", "--hosts-per-leaf", "2")
+    assert r.returncode == 0 and "hosts_per_leaf" not in r.stderr
