@@ -10,9 +10,14 @@ is two directed links, one per direction, each with its own capacity.
   ``oversubscription`` = (hosts per leaf x host rate) / (spines x uplink rate). Paths are
   host -> leaf -> spine -> leaf -> host with the spine chosen by a deterministic hash of
   (src, dst) (ECMP without randomness); same-rack flows stay on the leaf.
+
+``build_topology`` turns a ``[topology]`` table into one and owns the error for a trace
+naming hosts the topology lacks; ``host_span`` writes a list of host names compactly in
+natural order (``h3, h8..h15``) for that error and for the suite runner's notes.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 from workloads.config import ConfigError
@@ -132,8 +137,14 @@ class TopologyConfig:
             raise ConfigError(f"{where}.hosts_per_leaf/num_spines: must be >= 1")
 
 
-def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...]) -> Topology:
-    """The topology ``cfg`` describes, checked to hold every host the trace names."""
+def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...], *,
+                   hosts_key: str | None = None) -> Topology:
+    """The topology ``cfg`` describes, checked to hold every host the trace names
+    (``trace_hosts``). ConfigError if not, naming ``topology.num_hosts`` when set, the
+    missing hosts (``host_span``), ``hosts_key`` (where the trace's hosts come from, e.g.
+    ``workload.num_hosts = 16``; default: their count) and the fix. A caller that knows
+    where ``cfg.num_hosts`` was set puts that in front (``mine.toml: topology.num_hosts =
+    8: ...``)."""
     n = cfg.num_hosts or len(trace_hosts)
     if cfg.kind == "big_switch":
         topo = big_switch(n, cfg.link_rate_bps)
@@ -141,11 +152,68 @@ def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...]) -> Topolog
         leaves = -(-n // cfg.hosts_per_leaf)
         topo = leaf_spine(leaves, cfg.hosts_per_leaf, cfg.num_spines, cfg.link_rate_bps,
                           cfg.oversubscription)
-    missing = set(trace_hosts) - set(topo.hosts)
+    have = set(topo.hosts)
+    missing = [h for h in trace_hosts if h not in have]
     if missing:
-        raise ConfigError(f"topology: the trace uses hosts {sorted(missing)[:3]} that the "
-                          f"{cfg.kind} with {len(topo.hosts)} hosts does not have")
+        raise ConfigError(_missing_hosts_message(
+            cfg, topo, trace_hosts, missing, hosts_key=hosts_key or f"{len(trace_hosts)} hosts"))
     return topo
+
+
+def _missing_hosts_message(cfg: TopologyConfig, topo: Topology, trace_hosts: tuple[str, ...],
+                           missing: list[str], *, hosts_key: str) -> str:
+    """``build_topology``'s error: which hosts are missing, and the fix."""
+    what = (f"the trace uses hosts {host_span(missing)} ({hosts_key}) that the {cfg.kind} "
+            f"with {len(topo.hosts)} hosts does not have")
+    head = f"topology.num_hosts = {cfg.num_hosts}: " if cfg.num_hosts else "topology: "
+    index = [_host_index(h) for h in missing]
+    if None in index:  # names no num_hosts can provide
+        return (f"{head}{what}; a topology names its hosts h0, h1, ...: name the trace's "
+                f"hosts h0..h{len(trace_hosts) - 1}")
+    needed = max(index) + 1
+    if cfg.num_hosts and needed <= len(trace_hosts):
+        return (f"{head}{what}; leave topology.num_hosts out (0 = as many hosts as the "
+                f"trace) or set it to at least {needed}")
+    return f"{head}{what}; set topology.num_hosts to at least {needed}"
+
+
+def _host_index(name: str) -> int | None:
+    """``i`` for a host named ``h<i>`` (the topologies' names), else None."""
+    return int(name[1:]) if name[:1] == "h" and name[1:].isdigit() else None
+
+
+def _natural_key(name: str) -> list:
+    """Sort key putting ``h9`` before ``h10``: the name's digit runs compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+HOST_SPAN_MAX_PARTS = 4  # host_span: more parts than this end in "and N more"
+
+
+def host_span(hosts) -> str:
+    """Host names compactly in natural order: runs of consecutive ``h<i>`` as ``h8..h15``,
+    the rest one by one (``h3, h5, h8..h15``); past ``HOST_SPAN_MAX_PARTS`` parts, the
+    first three and how many hosts are left (``h1, h3, h5 and 4 more``)."""
+    names = sorted(set(hosts), key=_natural_key)
+    runs: list[list[str]] = []
+    for name in names:
+        i = _host_index(name)
+        last = runs[-1][-1] if runs else None
+        j = _host_index(last) if last is not None else None
+        if i is not None and j is not None and i == j + 1:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    parts: list[tuple[str, int]] = []  # (text, hosts it stands for)
+    for run in runs:
+        if len(run) >= 2:
+            parts.append((f"{run[0]}..{run[-1]}", len(run)))
+        else:
+            parts += [(name, 1) for name in run]
+    if len(parts) > HOST_SPAN_MAX_PARTS:
+        left = sum(count for _, count in parts[3:])
+        return ", ".join(text for text, _ in parts[:3]) + f" and {left} more"
+    return ", ".join(text for text, _ in parts)
 
 
 def add_topology_args(ap, *, hosts_per_leaf: int, spines: int, oversubscription: float) -> None:

@@ -19,7 +19,6 @@ validate a config.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import hashlib
 import itertools
 import json
@@ -184,14 +183,6 @@ def _in_file(path: Path, fn, *args):
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def _host_span(hosts: list[str]) -> str:
-    """``h8..h15`` for consecutive ``h<i>`` names, else the first three and a count."""
-    idx = [int(h[1:]) for h in hosts if h[:1] == "h" and h[1:].isdigit()]
-    if len(idx) == len(hosts) and idx == list(range(idx[0], idx[0] + len(idx))):
-        return hosts[0] if len(hosts) == 1 else f"{hosts[0]}..{hosts[-1]}"
-    return ", ".join(hosts[:3]) + (f" and {len(hosts) - 3} more" if len(hosts) > 3 else "")
-
-
 def trace_file_hosts(path: Path) -> tuple[str, ...]:
     """The hosts a trace file names, without loading its flows: a coflow-benchmark file's
     header (``<num_ports> <num_coflows>``: ports ``h0..``), a JSON trace's ``hosts``."""
@@ -213,17 +204,9 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not.
     Returns a one-line note when a leaf-spine fills its last leaf up with hosts no flow
     uses (``hosts_per_leaf`` does not divide the host count), else None."""
-    from emulation.topology import build_topology
+    from emulation.topology import build_topology, host_span
     wanted = topo.num_hosts or len(trace_hosts)
-    built = build_topology(dataclasses.replace(topo, num_hosts=wanted), ())
-    have = set(built.hosts)
-    missing = [h for h in trace_hosts if h not in have]
-    if missing:
-        raise ConfigError(
-            f"topology.num_hosts = {topo.num_hosts}: the trace uses hosts "
-            f"{_host_span(missing)} ({hosts_key}) that the {topo.kind} with "
-            f"{len(built.hosts)} hosts does not have; leave topology.num_hosts out (0 = as "
-            f"many hosts as the trace) or set it to at least {len(trace_hosts)}")
+    built = build_topology(topo, trace_hosts, hosts_key=hosts_key)
     if len(built.hosts) > wanted:
         added = list(built.hosts[wanted:])
         leaves = built.params["num_leaves"]
@@ -231,7 +214,7 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
         source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
         return (f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
                 f"{wanted} hosts ({source}): the leaf_spine has {leaves} leaves, "
-                f"{len(built.hosts)} hosts; the {len(added)} added hosts {_host_span(added)} "
+                f"{len(built.hosts)} hosts; the {len(added)} added hosts {host_span(added)} "
                 f"on leaf {last} carry no traffic, and {last}'s uplinks are sized for "
                 f"{topo.hosts_per_leaf} hosts like every leaf's")
     return None

@@ -58,10 +58,13 @@ def test_topology_short_of_the_workloads_hosts_fails_before_any_run(tmp_path, dr
     assert r.stdout == "" and not out.exists()
 
 
-def test_the_fluid_cli_reports_the_same_mistake_the_same_way(tmp_path):
-    """``python -m emulation.fluid`` on the generated trace: the same "the trace uses hosts
-    ... that the leaf_spine with 8 hosts does not have", exit 2, one error line."""
-    cfg = write(tmp_path, topology=LEAF8)
+@pytest.mark.parametrize("topology,kind", [(LEAF8, "leaf_spine"), ("num_hosts = 8", "big_switch")])
+def test_the_fluid_cli_reports_the_same_mistake_the_same_way(tmp_path, topology, kind):
+    """``python -m emulation.fluid`` on the generated 16-host trace with the file's
+    topology.num_hosts = 8: the runner's message (every missing host h8..h15, in order),
+    with the TOML file that set the key in front and the trace file as the hosts' source;
+    exit 2, one error line."""
+    cfg = write(tmp_path, topology=topology)
     trace = tmp_path / "t.json"
     assert subprocess.run([PYTHON, "-m", "workloads", "generate", str(cfg), "-o", str(trace)],
                           cwd=REPO, capture_output=True).returncode == 0
@@ -70,7 +73,10 @@ def test_the_fluid_cli_reports_the_same_mistake_the_same_way(tmp_path):
                        cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2
     [err] = [line for line in r.stderr.splitlines() if line.startswith("error:")]
-    assert "that the leaf_spine with 8 hosts does not have" in err
+    assert err == (
+        f"error: {cfg}: topology.num_hosts = 8: the trace uses hosts h8..h15 ({trace}: 16 "
+        f"hosts) that the {kind} with 8 hosts does not have; leave topology.num_hosts out "
+        "(0 = as many hosts as the trace) or set it to at least 16")
 
 
 @pytest.mark.parametrize("topo_hosts,ok", [(12, False), (13, True), (16, True)])

@@ -1,7 +1,8 @@
 """Pure-data topologies and flow paths."""
 import pytest
 
-from emulation.topology import TopologyConfig, big_switch, build_topology, leaf_spine
+from emulation.topology import (TopologyConfig, big_switch, build_topology, host_span,
+                                leaf_spine)
 from workloads.config import ConfigError, build
 
 
@@ -31,3 +32,48 @@ def test_unknown_host_and_config():
         build(TopologyConfig, {"rate": 1}, "topology")
     with pytest.raises(ConfigError, match="does not have"):
         build_topology(TopologyConfig(num_hosts=2), ("h0", "h1", "h2"))
+
+
+def test_host_span_is_natural_order_and_compact():
+    # text order would put h10..h15 before h8, h9
+    assert host_span(["h10", "h11", "h12", "h13", "h14", "h15", "h8", "h9"]) == "h8..h15"
+    assert host_span(["h3", "h10", "h8", "h9"]) == "h3, h8..h10"
+    assert host_span(["h4", "h5"]) == "h4..h5"
+    assert host_span(["h7"]) == "h7"
+    # 4 parts are all shown; a 5th part: the first three and the 2 hosts left
+    assert host_span(["h1", "h3", "h5", "h7"]) == "h1, h3, h5, h7"
+    assert host_span(["h9", "h7", "h5", "h3", "h1"]) == "h1, h3, h5 and 2 more"
+    # the hosts a part stands for count: h1, h3, h5 shown; h7..h9 (3) and h20 left
+    assert host_span(["h1", "h3", "h5", "h7", "h8", "h9", "h20"]) == "h1, h3, h5 and 4 more"
+    assert host_span(["worker-b", "h2", "worker-a"]) == "h2, worker-a, worker-b"
+
+
+SIXTEEN = tuple(f"h{i}" for i in range(16))
+
+
+def test_missing_hosts_error_lists_them_all_in_order():
+    """16 trace hosts on a big switch of 8: h8..h15 are missing, all eight of them."""
+    with pytest.raises(ConfigError) as exc:
+        build_topology(TopologyConfig(num_hosts=8), SIXTEEN)
+    assert str(exc.value) == (
+        "topology.num_hosts = 8: the trace uses hosts h8..h15 (16 hosts) that the big_switch "
+        "with 8 hosts does not have; leave topology.num_hosts out (0 = as many hosts as the "
+        "trace) or set it to at least 16")
+    # where the trace's hosts come from, when the caller knows
+    with pytest.raises(ConfigError, match=r"h8\.\.h15 \(workload.num_hosts = 16\) that"):
+        build_topology(TopologyConfig(num_hosts=8), SIXTEEN, hosts_key="workload.num_hosts = 16")
+
+
+def test_missing_hosts_error_for_names_no_host_count_provides():
+    # hosts h0, h5: num_hosts 0 = 2 hosts h0, h1; h5 needs 6 hosts
+    with pytest.raises(ConfigError) as exc:
+        build_topology(TopologyConfig(), ("h0", "h5"))
+    assert str(exc.value) == (
+        "topology: the trace uses hosts h5 (2 hosts) that the big_switch with 2 hosts does "
+        "not have; set topology.num_hosts to at least 6")
+    with pytest.raises(ConfigError) as exc:
+        build_topology(TopologyConfig(), ("h0", "gpu-a", "gpu-b"))
+    assert str(exc.value) == (
+        "topology: the trace uses hosts gpu-a, gpu-b (3 hosts) that the big_switch with 3 "
+        "hosts does not have; a topology names its hosts h0, h1, ...: name the trace's "
+        "hosts h0..h2")

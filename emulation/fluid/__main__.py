@@ -153,12 +153,15 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, set[str]]:
 def settings(args: argparse.Namespace, given: set[str], is_bench: bool
              ) -> tuple[TopologyConfig, dict, list[str]]:
     """Topology, the run's options (priority_classes, realloc, release_at_zero,
-    realloc_source) and the --config notes: defaults < the file < given options."""
+    realloc_source, num_hosts_source: the --config file if it sets topology.num_hosts,
+    else None: the trace's host count) and the --config notes: defaults < the file <
+    given options."""
     topo = dict(TOPOLOGY_DEFAULTS)
     if is_bench:
         topo["link_rate_bps"] = BENCH_LINK_RATE_BPS
     opts = {k: EXPERIMENT_DEFAULTS[k] for k in APPLIED_EXPERIMENT_KEYS}
     source = "default"
+    num_hosts_source = None
     notes: list[str] = []
     if args.config is not None:
         file_topo, file_exp, notes = read_config(args.config)
@@ -166,6 +169,8 @@ def settings(args: argparse.Namespace, given: set[str], is_bench: bool
         opts.update(file_exp)
         if "realloc" in file_exp:
             source = f"{args.config} [experiment] realloc"
+        if "num_hosts" in file_topo:
+            num_hosts_source = str(args.config)
     for dest, key in TOPOLOGY_FLAGS.items():
         if dest in given and getattr(args, dest) is not None:
             topo[key] = getattr(args, dest)
@@ -177,7 +182,8 @@ def settings(args: argparse.Namespace, given: set[str], is_bench: bool
     topo_cfg = build(TopologyConfig, topo, "topology")
     if is_bench and topo_cfg.kind != "big_switch":
         raise ConfigError("coflow-benchmark traces use ports: only topology big_switch")
-    return topo_cfg, {**opts, "realloc_source": source}, notes
+    return topo_cfg, {**opts, "realloc_source": source,
+                      "num_hosts_source": num_hosts_source}, notes
 
 
 def read_config(path: Path) -> tuple[dict, dict, list[str]]:
@@ -230,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         progress.phase("loading the trace")
         try:
             trace = coflow_benchmark.load_any(args.trace)
-            topo = build_topology(topo_cfg, trace.hosts)
+            topo = trace_topology(topo_cfg, trace.hosts, trace_path=args.trace,
+                                  num_hosts_source=opts["num_hosts_source"])
             # a leaf-spine whose hosts_per_leaf does not divide the hosts: name the idle ones
             idle = (check_topology_hosts(topo_cfg, trace.hosts,
                                          hosts_key=f"the trace's {len(trace.hosts)} hosts")
@@ -275,6 +282,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wall_s: {run['wall_s']:.2f}")
     print(f"records: {args.output}")
     return 0
+
+
+def trace_topology(topo_cfg: TopologyConfig, trace_hosts: tuple[str, ...], *, trace_path: str,
+                   num_hosts_source: str | None):
+    """``build_topology`` for the trace at ``trace_path``; its error for hosts the topology
+    lacks names the trace file and, in front, the TOML file that set topology.num_hosts
+    (``num_hosts_source``; None: the trace's host count, nothing to name)."""
+    try:
+        return build_topology(topo_cfg, trace_hosts,
+                              hosts_key=f"{trace_path}: {len(trace_hosts)} hosts")
+    except ConfigError as exc:
+        if num_hosts_source is None:
+            raise
+        raise ConfigError(f"{num_hosts_source}: {exc}") from None
 
 
 def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
