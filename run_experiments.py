@@ -1,7 +1,8 @@
 """One-shot runner: experiment configs -> runs -> a results directory -> figures and summary.
 
     python run_experiments.py                 # the default suite into results/, then the analysis
-    python run_experiments.py --dry-run       # list the runs (done / to run) without running them
+    python run_experiments.py --dry-run       # list the runs (done / to run) without running them,
+                                              # with the run's notes, errors and exit status
     python run_experiments.py --config runs/mine.toml       # your experiment into runs/mine/
     python run_experiments.py --config runs/mine.toml --out DIR  # ... or into DIR
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions, into runs/full/
@@ -34,7 +35,8 @@ added there runs in every such experiment, and the runs made before it stay done
 records and ``run_config.json``; a rerun skips runs whose directory holds the same config
 hash, so an interrupted suite resumes where it stopped. A directory that holds a
 different run (another config hash: the config changed) is replaced only with
-``--force``; without it the runner stops before any run and names the directory. The
+``--force``; without it the runner stops before any run and names the directory
+(``--dry-run`` prints the same error and exits with the same status, 2). The
 labels ``[experiment] description`` and ``figure`` are not part of what makes a run
 different: after an edit of them alone every run stays done (``--dry-run`` says so), and
 the next run without ``--dry-run`` writes the new labels into each run's
@@ -110,6 +112,27 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Namespace
+                  ) -> str | None:
+    """Why a run (and its ``--dry-run``) stops before any run, exit status 2, or None:
+    ``--config`` / ``--full`` runs into ``results/`` without ``--force``, or a run directory
+    that holds a different run (another config hash) without ``--force``."""
+    where = _shown(out)
+    if out == REFERENCE_DIR.resolve() and (args.config or args.full) and not args.force:
+        return (f"{where} holds the committed reference results of the default suite; "
+                f"--config and --full runs go to "
+                f"{_shown(default_out(args.config, full=args.full))} (the default) or to "
+                "--out DIR; pass --force to write them into it")
+    if different and not args.force:
+        s = different[0]
+        old = status[(s.experiment, s.name)][1]
+        more = f"; {len(different) - 1} more run directories too" if len(different) > 1 else ""
+        return (f"{_shown(out / s.experiment / s.name)} holds a different run (config hash "
+                f"{old or 'unreadable'}, this config's {s.config_hash}{more}); pass --force to "
+                f"replace {'them' if more else 'it'}")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", action="append", type=Path,
@@ -134,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
     size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
     ap.add_argument("--dry-run", action="store_true",
-                    help="list the runs, each marked done / to run / different, and exit")
+                    help="list the runs, each marked done / to run / different, with the "
+                         "notes and the error a run would print, and exit with its status "
+                         "(2 when a run would stop before starting: a different run without "
+                         "--force, --config or --full into results/)")
     ap.add_argument("--dask", metavar="ADDRESS",
                     help="submit runs to a Dask distributed scheduler: its address "
                          "(tcp://host:8786, an existing cluster) or 'local' (a LocalCluster "
@@ -186,31 +212,33 @@ def main(argv: list[str] | None = None) -> int:
                   and status[(s.experiment, s.name)][1] != s.config_hash]
     relabelled_names = {(s.experiment, s.name) for s in relabelled}
     n_done = len(specs) - len(todo)
+    refusal = start_refusal(out, status=status, different=different, args=args)
+    stale = stale_runs(specs, out)
+    stale_note = (f"note: {len(stale)} run directories under {where} are not runs of these "
+                  f"configs (e.g. {stale[0]}); they are kept and the analysis reads them too"
+                  if stale else None)
     if args.dry_run:
+        replaced = "replaced (--force)" if args.force else "--force replaces it"
         for s in specs:
             st = status[(s.experiment, s.name)][0]
-            shown = {"different": "different run: --force replaces it"}.get(st, st)
+            shown = {"different": f"different run: {replaced}"}.get(st, st)
             if (s.experiment, s.name) in relabelled_names:
                 shown = "done; another description or figure, rewritten by a run"
             print(f"{s.experiment}/{s.name}  ({shown})")
+        if stale_note:
+            print(stale_note)
         print(f"{len(specs)} runs into {where}: {n_done} done (same config hash"
               + (f"; {len(relabelled)} of them record another [experiment] description or "
                  "figure, which a run rewrites" if relabelled else "")
               + f"), {len(todo) - len(different)} to run"
-              + (f", {len(different)} directories hold a different run" if different else ""))
+              + (f", {len(different)} directories hold a different run" if different else "")
+              + ("; a run stops before any of them (error below)" if refusal else ""))
+        if refusal:
+            print(f"error: {refusal}", file=sys.stderr)
+            return 2
         return 0
-    if out == REFERENCE_DIR.resolve() and (args.config or args.full) and not args.force:
-        print(f"error: {where} holds the committed reference results of the default suite; "
-              f"--config and --full runs go to {_shown(default_out(args.config, full=args.full))} "
-              "(the default) or to --out DIR; pass --force to write them into it", file=sys.stderr)
-        return 2
-    if different and not args.force:
-        s = different[0]
-        old = status[(s.experiment, s.name)][1]
-        more = f"; {len(different) - 1} more run directories too" if len(different) > 1 else ""
-        print(f"error: {_shown(out / s.experiment / s.name)} holds a different run (config hash "
-              f"{old or 'unreadable'}, this config's {s.config_hash}{more}); pass --force to "
-              f"replace {'them' if more else 'it'}", file=sys.stderr)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
     for s in relabelled:
@@ -218,10 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     if relabelled:
         print(f"note: {len(relabelled)} done runs recorded another [experiment] description "
               "or figure: rewritten in their run_config.json (the records are kept)")
-    stale = stale_runs(specs, out)
-    if stale:
-        print(f"note: {len(stale)} run directories under {where} are not runs of these configs "
-              f"(e.g. {stale[0]}); they are kept and the analysis reads them too")
+    if stale_note:
+        print(stale_note)
     print(f"{len(specs)} runs into {where}: {n_done} already done, {len(todo)} to run "
           f"({'dask ' + args.dask if args.dask else f'{args.jobs} jobs'})")
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,

@@ -170,8 +170,16 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and str(out / "one" / spec8.name) in err and "--force" in err
     assert f"config hash {spec8.config_hash}" in err
     assert json.loads(rc.read_text())["config_hash"] == spec8.config_hash  # untouched
-    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 0
-    assert "(different run: --force replaces it)" in capsys.readouterr().out
+    # the dry run says what the run does: the same error, the same exit status
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 2
+    dry = capsys.readouterr()
+    assert "(different run: --force replaces it)" in dry.out
+    assert dry.out.splitlines()[-1] == (
+        f"1 runs into {out}: 0 done (same config hash), 0 to run, 1 directories hold a "
+        "different run; a run stops before any of them (error below)")
+    assert dry.err.strip() == err
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run", "--force"]) == 0
+    assert "(different run: replaced (--force))" in capsys.readouterr().out
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
                     "--force"]) == 0
     assert json.loads(rc.read_text())["config_hash"] == spec4.config_hash
@@ -182,6 +190,54 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     rc.write_text("{not json")
     assert not is_done(spec4, out)
     assert run_status(spec4, out) == ("different", None)
+
+
+def test_dry_run_into_results_refuses_as_the_run_does(tmp_path, monkeypatch, capsys):
+    """``--config FILE --out results`` without --force: the run stops before any run with
+    one error line and exit 2, and so does its --dry-run (after listing the runs); nothing
+    is written. The reference directory is a temporary one here."""
+    import run_experiments as rx
+    ref = tmp_path / "results"
+    monkeypatch.setattr(rx, "REFERENCE_DIR", ref)
+    monkeypatch.chdir(REPO)  # paths inside the working directory are shown relative to it
+    cfg = write_cfg(tmp_path)
+    err = (f"error: {ref} holds the committed reference results of the default suite; "
+           "--config and --full runs go to runs/tiny (the default) or to "
+           "--out DIR; pass --force to write them into it")
+    assert rx.main(["--config", str(cfg), "--out", str(ref), "--dry-run"]) == 2
+    dry = capsys.readouterr()
+    assert dry.err.splitlines() == [err]
+    # 2 patterns x 2 seeds x 3 policies, none run yet
+    assert dry.out.splitlines()[-1] == (
+        f"12 runs into {ref}: 0 done (same config hash), 12 to run; a run stops before any "
+        "of them (error below)")
+    assert rx.main(["--config", str(cfg), "--out", str(ref), "--no-analysis"]) == 2
+    assert capsys.readouterr().err.splitlines() == [err]
+    assert not ref.exists()
+
+
+def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
+    """Two policies run, then one is removed from the TOML: its run directory is not a
+    run of the config, and the other's config changed (the policies are part of it), so
+    both take --force. The dry run and the run print the same note line."""
+    import run_experiments as rx
+    cfg, out = tmp_path / "two.toml", tmp_path / "res"
+    text = ('[experiment]\nname = "two"\npolicies = [{policies}]\nseeds = [1]\n'
+            '[workload]\nnum_apps = 2\nmax_resource = 3\nnum_hosts = 8\n')
+    cfg.write_text(text.format(policies='"fair", "fifo_lm"'))
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
+    cfg.write_text(text.format(policies='"fair"'))
+    capsys.readouterr()
+    note = (f"note: 1 run directories under {out} are not runs of these configs (e.g. "
+            "two/policy=fifo_lm,seed=1); they are kept and the analysis reads them too")
+    # without --force the run (and so the dry run) stops: fair's directory holds another config
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 2
+    assert note in capsys.readouterr().out.splitlines()
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run", "--force"]) == 0
+    assert note in capsys.readouterr().out.splitlines()
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
+                    "--force"]) == 0
+    assert note in capsys.readouterr().out.splitlines()
 
 
 @pytest.mark.parametrize("extra,needle", [
