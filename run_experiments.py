@@ -87,6 +87,7 @@ from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
 from runner.execute import (backend_of, committed_runs, relabel, run_all, run_status,
                             stale_runs)
 from runner.verify import verify
+from workloads.cli import run_cli
 from workloads.config import ConfigError
 
 REFERENCE_DIR = REPO / "results"  # the committed reference results of the default suite
@@ -266,4 +267,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

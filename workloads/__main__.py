@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from workloads import coflow_benchmark, trace
+from workloads.cli import run_cli
 from workloads.config import ConfigError, build, load_toml
 from workloads.generator import WorkloadConfig, generate
 
@@ -152,4 +153,4 @@ def _in(path, fn, *args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

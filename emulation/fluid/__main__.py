@@ -42,6 +42,7 @@ from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
 from runner.config import TABLES, ExperimentSection, check_topology_hosts
 from workloads import coflow_benchmark
+from workloads.cli import run_cli
 from workloads.config import ConfigError, build, load_toml, to_dict
 from workloads.trace import TraceError
 
@@ -333,4 +334,4 @@ def _in(path, fn, *args):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

@@ -1,0 +1,84 @@
+"""The command lines on a standard output nobody reads (``... | head``): each exits with
+status 141 (128 + SIGPIPE) and prints no traceback; a broken pipe that is not standard
+output stays an error (``workloads/cli.py``)."""
+import os
+import subprocess
+
+import pytest
+
+from tests.conftest import PYTHON, REPO
+from tests.helpers import tiny_trace
+from workloads import trace as trace_mod
+from workloads.cli import CLOSED_STDOUT_STATUS, run_cli
+
+TINY = """
+[experiment]
+name = "tiny"
+policies = ["fair", "fifo_lm"]
+seeds = [1, 2]
+
+[workload]
+num_apps = 2
+max_resource = 3
+num_hosts = 8
+"""
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("closed")
+    (d / "tiny.toml").write_text(TINY)
+    t = tiny_trace([{"id": "a", "stages": [{"id": "s", "jobs": [
+        {"id": "j", "compute_s": 0.5, "coflows": [[(0, 1, 1000)]]}]}]}])
+    trace_mod.save(t, d / "t.json")
+    return d
+
+
+def on_closed_stdout(*args):
+    """Run ``PYTHON *args`` with standard output a pipe whose reading end is already
+    closed (what ``| head`` leaves once it has its lines), deterministically."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([PYTHON, *map(str, args)], cwd=REPO, stdout=write_end,
+                              stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write_end)
+
+
+def test_dry_run_on_a_closed_stdout_exits_quietly(files, tmp_path):
+    r = on_closed_stdout("run_experiments.py", "--config", files / "tiny.toml", "--out",
+                         tmp_path / "res", "--dry-run")
+    assert (r.returncode, r.stderr) == (CLOSED_STDOUT_STATUS, "")
+    assert CLOSED_STDOUT_STATUS == 141
+
+
+def test_workloads_summary_on_a_closed_stdout_exits_quietly(files):
+    r = on_closed_stdout("-m", "workloads", "summary", files / "t.json")
+    assert (r.returncode, r.stderr) == (CLOSED_STDOUT_STATUS, "")
+
+
+def test_fluid_run_on_a_closed_stdout_exits_quietly(files, tmp_path):
+    r = on_closed_stdout("-m", "emulation.fluid", files / "t.json", "--policy", "fair",
+                         "-o", tmp_path / "out", "--no-progress")
+    assert r.returncode == CLOSED_STDOUT_STATUS
+    # the kernels' first-run notice may be there; nothing else
+    assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+
+
+def test_usage_errors_keep_their_status_and_message(files):
+    r = on_closed_stdout("run_experiments.py", "--jobs", "0")
+    assert r.returncode == 2 and r.stderr.splitlines()[-1].endswith(
+        "error: --jobs must be >= 1")
+
+
+def test_a_broken_pipe_elsewhere_is_still_an_error(capsys):
+    """Standard output is fine (pytest's capture): a BrokenPipeError from elsewhere (a
+    socket, a worker's pipe) propagates."""
+    def main():
+        raise BrokenPipeError("a worker's pipe")
+    with pytest.raises(BrokenPipeError, match="a worker's pipe"):
+        run_cli(main)
+    with pytest.raises(SystemExit) as exc:
+        run_cli(lambda: 3)
+    assert exc.value.code == 3

@@ -1,0 +1,49 @@
+"""How every command line of the project ends: ``run_cli(main)``.
+
+``run_experiments.py``, ``python -m emulation.fluid`` and ``python -m workloads`` call
+``run_cli(main)`` under ``if __name__ == "__main__"``: it exits with ``main()``'s status,
+and when the reader of standard output goes away early (``... --dry-run | head``) it
+exits quietly with status 141 (128 + SIGPIPE, what a tool the signal ends reports)
+instead of printing a BrokenPipeError traceback. A broken pipe that is not standard
+output (a socket, a worker's pipe) is an error as before.
+"""
+from __future__ import annotations
+
+import os
+import select
+import sys
+from typing import Callable, NoReturn
+
+CLOSED_STDOUT_STATUS = 141  # 128 + SIGPIPE (13)
+
+
+def run_cli(main: Callable[[], int | None]) -> NoReturn:
+    """``sys.exit(main())``; exit ``CLOSED_STDOUT_STATUS`` without a word when standard
+    output was closed by its reader."""
+    try:
+        try:
+            status = main()
+        except SystemExit as exc:  # argparse's --help and usage errors
+            status = exc.code
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise
+        # output still buffered goes nowhere: the interpreter's last flush succeeds
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        status = CLOSED_STDOUT_STATUS
+    sys.exit(status)
+
+
+def stdout_closed() -> bool:
+    """True if standard output is a pipe (or socket) nobody reads any more: polling its
+    descriptor reports an error or a hang-up."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
