@@ -4,8 +4,8 @@ Owns rebuilding a ``RunSpec`` from a committed run directory (``spec_from_record
 ``run_config.json``, the trace file found again by its sha256), recomputing it into a
 temporary directory with the runner's own ``prepare_trace`` / ``execute``, the exact
 comparison of the records (``compare_run``: ``VERIFY_KEYS`` of run.json and every stage's
-SCT as written) and the pass/fail table per experiment (``verify``). Packet-level runs are
-counted, not recomputed.
+SCT as written) and the pass/fail table per experiment (``verify``, ``verify_table``).
+Packet-level runs are counted, not recomputed.
 """
 from __future__ import annotations
 
@@ -85,6 +85,23 @@ def _verify_one(ref_dir: str, tmp_root: str) -> tuple[str, list[str]]:
         return ref_dir, [f"could not recompute: {type(exc).__name__}: {exc}"]
 
 
+def verify_table(rows: dict[str, list[int]], *, packet_only: set[str]) -> list[str]:
+    """The pass/fail table, one line per experiment in name order under a header; ``rows``:
+    experiment -> [recomputed, pass, fail, not recomputed] run counts; ``packet_only``: the
+    experiments of packet-level runs alone. The first column is as wide as the longest
+    experiment name, so the columns stay aligned (``cong-concurrency``)."""
+    width = max([len("experiment"), *map(len, rows)])
+    lines = [f"{'experiment':{width}s} {'runs':>5s} {'recomputed':>10s} {'pass':>5s} "
+             f"{'FAIL':>5s} {'not recomputed':>15s}  verdict"]
+    for exp, (n_re, n_ok, n_bad, n_not) in sorted(rows.items()):
+        total = n_re + n_not
+        verdict = "FAIL" if n_bad else ("pass" if n_re else "-")
+        why = " (packet-level)" if n_not and exp in packet_only else ""
+        lines.append(f"{exp:{width}s} {total:5d} {n_re:10d} {n_ok:5d} {n_bad:5d} {n_not:15d}  "
+                     f"{verdict}{why}")
+    return lines
+
+
 def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     """Recompute the committed fluid runs (all, or a seeded sample of ``sample``) and
     compare; print a table per experiment; 0 if every recomputed run matches, else 1."""
@@ -126,15 +143,11 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
             row[1 if not results_of[r] else 2] += 1
         else:
             row[3] += 1
-    print(f"\n{'experiment':12s} {'runs':>5s} {'recomputed':>10s} {'pass':>5s} {'FAIL':>5s} "
-          f"{'not recomputed':>15s}  verdict")
-    for exp, (n_re, n_ok, n_bad, n_not) in sorted(rows.items()):
-        total = n_re + n_not
-        verdict = "FAIL" if n_bad else ("pass" if n_re else "-")
-        why = " (packet-level)" if n_not and all(backend[r] != "fluid" for r in runs
-                                                if r.parent.name == exp) else ""
-        print(f"{exp:12s} {total:5d} {n_re:10d} {n_ok:5d} {n_bad:5d} {n_not:15d}  "
-              f"{verdict}{why}")
+    packet_only = {exp for exp in rows
+                   if all(backend[r] != "fluid" for r in runs if r.parent.name == exp)}
+    print()
+    for line in verify_table(rows, packet_only=packet_only):
+        print(line)
     bad = {r: d for r, d in results_of.items() if d}
     for r, d in sorted(bad.items()):
         print(f"MISMATCH {r.parent.name}/{r.name}:")

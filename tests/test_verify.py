@@ -57,3 +57,22 @@ def test_tampered_stage_sct_fails(results, capsys):
 
 def test_empty_results_dir_is_an_error(tmp_path, capsys):
     assert main(["--verify", "--out", str(tmp_path)]) == 2
+
+
+def test_table_columns_fit_the_longest_experiment_name():
+    """'cong-concurrency' is 16 characters, longer than the header's 'experiment' (10):
+    the first column is 16 wide in every line, and the counts line up under their heads."""
+    from runner.verify import verify_table
+    rows = {"pattern": [1, 1, 0, 0], "cong-concurrency": [2, 1, 1, 0],
+            "testbed-ring": [0, 0, 0, 3]}
+    lines = verify_table(rows, packet_only={"testbed-ring"})
+    assert lines == [
+        "experiment        runs recomputed  pass  FAIL  not recomputed  verdict",
+        "cong-concurrency     2          2     1     1               0  FAIL",
+        "pattern              1          1     1     0               0  pass",
+        "testbed-ring         3          0     0     0               3  - (packet-level)",
+    ]
+    # each head's last character sits above its counts' last digit
+    for head in ("runs", "recomputed", "pass", "FAIL", "not recomputed"):
+        end = lines[0].index(head) + len(head) - 1
+        assert all(line[end].isdigit() and line[end + 1] == " " for line in lines[1:]), head
