@@ -1,14 +1,16 @@
 """The fluid CLI runs every policy under the suite's reallocation rule (``flow``) unless
 asked otherwise, says so before the run and records where the mode came from;
-``--realloc policy`` gives each policy's published semantics."""
+``--realloc policy`` gives each policy's published semantics; a policy that declares none
+gets the suite's ``flow``, and the settings say it declares none."""
 import dataclasses
 import json
 import subprocess
 
+import numpy as np
 import pytest
 
 from emulation.fluid.__main__ import DEFAULT_REALLOC
-from emulation.scheduler import POLICIES
+from emulation.scheduler import POLICIES, Decision, Policy
 from runner.config import ExperimentSection
 from tests.conftest import PYTHON, REPO
 from tests.helpers import tiny_trace
@@ -16,14 +18,72 @@ from workloads import trace as trace_mod
 
 # what each paper does (see each policy's module docstring): Varys, Sincronia, Baraat and
 # Beamer's centralised scheduler decide at coflow-level events; fair sharing is per flow
-PUBLISHED = {"varys": "coflow", "sincronia": "coflow", "fifo_lm": "coflow", "fair": "flow"}
+PUBLISHED = {"varys": "coflow", "sincronia": "coflow", "fifo_lm": "coflow", "fair": "flow",
+             "beamer": "coflow", "beamer-coflow": "coflow", "beamer-sbssi": "coflow",
+             "beamer-stage-only": "coflow"}
 
 
 def test_declared_defaults():
-    for name, cls in POLICIES.items():
-        assert cls.default_realloc in ("flow", "coflow"), name
+    """Every shipped policy declares its published mode itself (or through the policy it
+    derives from), and keeps the one it always had."""
+    assert set(PUBLISHED) == set(POLICIES)
     for name, mode in PUBLISHED.items():
         assert POLICIES[name].default_realloc == mode, name
+        assert POLICIES[name].declared_realloc() == mode, name
+
+
+class Undeclared(Policy):
+    """A user's policy written as README step 3 says: no default_realloc."""
+    name = "undeclared"
+
+    def decide(self, view):
+        return Decision(order=np.arange(view.num_coflows))
+
+
+class Declared(Undeclared):
+    name = "declared"
+    default_realloc = "coflow"
+
+
+def test_a_policy_that_declares_no_mode_gets_the_suites():
+    """The base class's default is the suite's rule, ``flow``, and is not a declaration:
+    the Mininet scheduler asks such a policy at every flow completion and its fluid twin
+    recomputes at every flow completion (no "queues" override), as the suite does."""
+    from runner.execute import twin_realloc
+    assert Undeclared.default_realloc == "flow" and Undeclared.declared_realloc() is None
+    assert Declared.declared_realloc() == "coflow"
+    assert type("Derived", (Declared,), {}).declared_realloc() == "coflow"  # inherited
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(POLICIES, "undeclared", Undeclared)
+        mp.setitem(POLICIES, "declared", Declared)
+        assert twin_realloc("undeclared") is None  # run_fluid then takes "flow"
+        assert twin_realloc("declared") == "queues"
+    assert twin_realloc("beamer") == "queues" and twin_realloc("fair") is None  # as before
+
+
+@pytest.mark.parametrize("realloc,source,want", [
+    ("flow", "default", "realloc: flow (the default for every policy, as in the suite; "
+                        "undeclared declares no published mode)"),
+    ("policy", "--realloc", "realloc: flow (from --realloc: undeclared declares no published "
+                            "mode; using the suite's flow)"),
+    ("coflow", "--realloc", "realloc: coflow (from --realloc; undeclared declares no "
+                            "published mode)")])
+def test_settings_say_a_policy_declares_no_mode(monkeypatch, realloc, source, want):
+    from emulation.fluid.__main__ import build_parser, header
+    from emulation.topology import TopologyConfig, big_switch
+    monkeypatch.setitem(POLICIES, "undeclared", Undeclared)
+    opts = {"realloc": realloc, "realloc_source": source, "priority_classes": 8,
+            "release_at_zero": False}
+    lines = header("undeclared", big_switch(2, 10e9), TopologyConfig(), opts).splitlines()
+    assert lines[1] == want
+    # a shipped policy still names its published mode
+    beamer = header("beamer", big_switch(2, 10e9), TopologyConfig(),
+                    {**opts, "realloc": "flow", "realloc_source": "default"}).splitlines()
+    assert beamer[1] == ("realloc: flow (the default for every policy, as in the suite; "
+                         "beamer's published mode is coflow: --realloc policy)")
+    help_text = build_parser().format_help()
+    assert "  undeclared=flow (declares none: the suite's rule)" in help_text
+    assert "  beamer=coflow\n" in help_text
 
 
 def test_cli_default_is_the_suites():

@@ -9,8 +9,9 @@ big switch, default port rate 1 Gbit/s).
 Reallocation (when rates are recomputed) is ``flow`` for every policy unless asked
 otherwise: the same rule as the experiment suite (``run_experiments.py``, ``realloc =
 "flow"``), so runs of different policies compare orderings, not rate semantics.
-``--realloc policy`` runs each policy as published (listed below). run.json records the
-mode (``realloc``) and where it came from (``realloc_source``). On the FB2010 trace
+``--realloc policy`` runs each policy as published (listed below; a policy that declares
+no ``default_realloc`` runs under ``flow``, and the settings say so). run.json records
+the mode (``realloc``) and where it came from (``realloc_source``). On the FB2010 trace
 ``flow`` takes minutes for the priority policies (here sincronia about 95 s, varys 6 min);
 ``--config experiments/fb.toml`` applies that experiment's ``coflow`` and 1 Gbit/s.
 
@@ -77,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m emulation.fluid", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="each policy's published reallocation (--realloc policy):\n" + "\n".join(
-            f"  {n}={POLICIES[n].default_realloc}" for n in sorted(POLICIES))
+            f"  {n}={POLICIES[n].default_realloc}"
+            + ("" if POLICIES[n].declared_realloc() else " (declares none: the suite's rule)")
+            for n in sorted(POLICIES))
         + "\n\nexamples:\n"
           "  python -m emulation.fluid runs/trace.json --policy beamer -o runs/out/beamer\n"
           "  python -m emulation.fluid runs/trace.json --policy fair --config "
@@ -117,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "coflow-level events, its classes re-share rates at every flow "
                          "completion (strict-priority switch queues, as Sincronia's own "
                          "simulator; slower); policy: each policy's published mode "
-                         "(listed below)")
+                         "(listed below; flow for a policy that declares none)")
     add_output_args(ap)
     ap.add_argument("--no-flows-csv", action="store_true",
                     help="do not write flows.csv (the per-flow rows: 706,397 for FB2010); "
@@ -302,12 +305,15 @@ def trace_topology(topo_cfg: TopologyConfig, trace_hosts: tuple[str, ...], *, tr
 def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
     """The settings of the run, 'name: value' lines, printed before it starts."""
     mode = opts["realloc"]
-    published = POLICIES[policy].default_realloc
-    used = published if mode == "policy" else mode
+    published = POLICIES[policy].declared_realloc()
+    used = POLICIES[policy].default_realloc if mode == "policy" else mode
     source = opts["realloc_source"]
     why = ("the default for every policy, as in the suite" if source == "default"
            else f"from {source}")
-    if mode == "policy":
+    if published is None:  # the base class's default: the suite's rule
+        why += (f": {policy} declares no published mode; using the suite's {used}"
+                if mode == "policy" else f"; {policy} declares no published mode")
+    elif mode == "policy":
         why += f": {policy}'s published mode"
     elif used != published:
         why += f"; {policy}'s published mode is {published}: --realloc policy"

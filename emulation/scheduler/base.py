@@ -109,8 +109,14 @@ class Policy:
     coflow-level events (``"coflow"``: a coflow is released or completes, a stage starts
     or ends, a requested wake-up; a centralised coflow scheduler such as Varys or
     Sincronia) or at every flow completion too (``"flow"``: rates follow the transport
-    instantly, e.g. per-flow fair sharing). The fluid CLI uses it unless ``--realloc`` is
-    given, and experiments with ``realloc = "policy"``; run.json records the mode used.
+    instantly, e.g. per-flow fair sharing). ``run_fluid`` uses it when given no mode: the
+    fluid CLI's ``--realloc policy`` and experiments with ``realloc = "policy"``; the
+    Mininet scheduler process asks a ``"coflow"`` policy only at coflow-level events, and
+    the fluid twin of a packet-level run follows it (``runner.execute.twin_realloc``);
+    run.json records the mode used. A policy that declares none gets ``"flow"``, the
+    suite's rule (``run_experiments.py``'s ``realloc = "flow"``), and
+    ``declared_realloc()`` is None: the fluid CLI says the policy declares no published
+    mode instead of naming one.
 
     ``same_decision_at_flow_completions`` is a promise: ``decide`` returns the same
     classes (no wake-ups) whenever the active coflows, stages and jobs are the same,
@@ -121,8 +127,20 @@ class Policy:
 
     name: ClassVar[str] = ""
     allocation: ClassVar[str] = "priority"
-    default_realloc: ClassVar[str] = "coflow"
+    default_realloc: ClassVar[str] = "flow"
     same_decision_at_flow_completions: ClassVar[bool] = False
+
+    @classmethod
+    def declared_realloc(cls) -> str | None:
+        """The published reallocation the policy declares: ``default_realloc`` as set by
+        its class or by a policy it derives from (``beamer-coflow`` takes Sincronia's), or
+        None when only this base class sets it."""
+        for klass in cls.__mro__:
+            if klass is Policy:
+                return None
+            if "default_realloc" in vars(klass):
+                return vars(klass)["default_realloc"]
+        return None
 
     def prepare(self, *, coflow_sizes_bytes: np.ndarray) -> None:
         """Called once per run with trace-wide facts before the first event."""

@@ -101,6 +101,7 @@ class Beamer(Policy):
     """Chained stages at coflow level, free stages ranked whole, in one order."""
 
     name = "beamer"
+    default_realloc = "coflow"  # a centralised scheduler deciding at coflow and stage events
     # the order is recomputed only when the active coflow set changes
     same_decision_at_flow_completions = True
 
@@ -134,6 +135,7 @@ class BeamerSBSSI(Policy):
     remaining critical path."""
 
     name = "beamer-sbssi"
+    default_realloc = "coflow"  # a centralised scheduler deciding at coflow and stage events
     jobs_by_critical_path = True
 
     def decide(self, view: View) -> Decision:
