@@ -4,6 +4,11 @@ Reads the run records under RESULTS_DIR (``<experiment>/<run>/run.json``, ``stag
 ``coflows.csv``, ...) and writes ``summary.md``, ``tables/`` and ``figures/`` into that
 directory only. ``python -m analysis results`` regenerates the analysis of the committed
 reference results; ``python -m analysis runs/mine`` that of a run of your own.
+
+Every call starts from the defaults: give all the flags you want in one command (the
+summary's first line is the command that made it). The analysis owns figures/ and
+tables/ of RESULTS_DIR: a .png, .pdf or .csv there that this call did not write (a figure
+no longer drawn) is removed, and named on stderr; nothing outside those two folders is.
 """
 from __future__ import annotations
 

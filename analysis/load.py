@@ -8,8 +8,10 @@ Scenarios (``key=value`` of the swept parameters, joined by ``,``) are ordered b
 values, numbers as numbers (``1e+10`` < ``2.5e+10`` < ``1e+11``): ``scenario_order``,
 ``sort_scenarios`` (the tables are; ``load_runs`` keeps the directories' order, in which
 the records are read and summed, so that the numbers do not move with the order). ``write_table`` writes a
-table, and ``recording_tables`` collects the tables written inside a block (the summary
-names them).
+table; ``note_written`` records any other file the analysis writes (a figure's PNG, PDF
+and CSV), and ``recording_files`` collects every file written inside a block (the summary
+names the tables, and ``remove_stale`` deletes what an earlier analysis wrote and this one
+did not).
 
 Each run row carries ``run`` (its directory relative to the results directory, e.g.
 ``pattern/sync_pattern=ring,policy=fair,seed=1``: what tables show) and ``run_dir`` (the
@@ -107,16 +109,50 @@ def load_runs(results: Path) -> pd.DataFrame:
 
 _recorders: list[list[Path]] = []
 
+# the folders of a results directory the analysis owns, and the suffixes of the files it
+# writes there: a file of those suffixes in those folders that an analysis run did not
+# write is stale (``remove_stale``); nothing else is ever deleted
+OWNED = {"figures": (".png", ".pdf", ".csv"), "tables": (".csv",)}
+
 
 @contextmanager
-def recording_tables():
-    """Inside the block, every path ``write_table`` writes is appended to the list it yields."""
+def recording_files():
+    """Inside the block, every path ``write_table`` or ``note_written`` records is appended
+    to the list it yields."""
     written: list[Path] = []
     _recorders.append(written)
     try:
         yield written
     finally:
         _recorders[:] = [r for r in _recorders if r is not written]
+
+
+def note_written(path: Path) -> Path:
+    """Record ``path`` as written by the analysis (for ``recording_files``)."""
+    for written in _recorders:
+        written.append(Path(path))
+    return Path(path)
+
+
+def remove_stale(results: Path, written) -> list[Path]:
+    """Delete the files of ``figures/`` and ``tables/`` under ``results`` (``OWNED``: their
+    suffixes, directly in those folders, no subfolder) that are not in ``written``: what an
+    earlier analysis wrote and this one no longer does (a CDF figure of an experiment no
+    longer asked for, a line figure of an experiment no longer drawn as lines). Other
+    files, subfolders and everything outside the two folders are left alone. Returns the
+    deleted paths, sorted."""
+    keep = {Path(p).resolve() for p in written}
+    gone = []
+    for folder, suffixes in OWNED.items():
+        d = Path(results) / folder
+        if not d.is_dir():
+            continue
+        for f in sorted(d.iterdir()):
+            if f.suffix in suffixes and (f.is_file() or f.is_symlink()) \
+                    and f.resolve() not in keep:
+                f.unlink()
+                gone.append(f)
+    return gone
 
 
 def write_table(df: pd.DataFrame, path: Path) -> Path:
@@ -131,9 +167,7 @@ def write_table(df: pd.DataFrame, path: Path) -> Path:
                 raise ValueError(f"{Path(path).name}: column {col!r} holds an absolute path "
                                  f"({df.loc[bad, col].iloc[0]!r})")
     df.to_csv(path, index=False)
-    for written in _recorders:
-        written.append(Path(path))
-    return Path(path)
+    return note_written(path)
 
 
 def load_stages(runs: pd.DataFrame) -> pd.DataFrame:

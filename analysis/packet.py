@@ -12,6 +12,8 @@ own measurements, all in trace seconds like the records (emulated ones say so):
 - ``scheduler_reaction``: per run, class latency median / p95 / max (ms, wall clock);
 - ``isolation``: per run, the lower classes' share while a higher class was queued;
 - ``capture_reader``: per run, packets read and the reader's packets/s;
+  ``reader_totals``: the summary's totals and its largest run (most packets; a tie goes to
+  the run whose reader took longest, then to the first run name);
 - ``write_packet_tables``: writes the tables under ``tables/`` and returns the summary's
   markdown lines (the hook ``analysis/report.py`` calls).
 
@@ -29,6 +31,7 @@ import pandas as pd
 from analysis.load import write_table
 from analysis.metrics import normalised
 from analysis.policies import DEFAULT_REFERENCE, sort_by_policy
+from analysis.text import units_by_experiment
 
 
 def _mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -136,11 +139,36 @@ def capture_reader(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def reader_totals(reader: pd.DataFrame) -> dict:
+    """The capture reader over all runs of ``capture_reader``'s table: ``packets``,
+    ``read_wall_s`` (sums), ``packets_per_s`` (their ratio), and the largest run:
+    ``largest`` (its row) and ``tied`` (the other runs with as many packets). Largest = most
+    packets; among runs with as many, the one whose reader took longest (the worst case
+    of the reader's share of a run), then the first by run name: the same run whatever
+    order the records are read in."""
+    top = reader.sort_values(["packets", "read_wall_s", "run"], ascending=[False, False, True],
+                             kind="stable")
+    largest = top.iloc[0]
+    tied = top.iloc[1:][top.iloc[1:]["packets"] == largest["packets"]]
+    packets, wall = int(reader["packets"].sum()), float(reader["read_wall_s"].sum())
+    return {"packets": packets, "read_wall_s": wall, "packets_per_s": packets / wall,
+            "largest": largest, "tied": list(tied["run"])}
+
+
+def _unit_note(table: pd.DataFrame) -> str:
+    """What the runs behind a ratio are, per experiment (``unit`` of ``normalised``)."""
+    return "; ".join(f"{w} ({', '.join(exps)})" for w, exps in units_by_experiment(table).items())
+
+
 def write_packet_tables(runs: pd.DataFrame, tables: Path,
-                        reference: str = DEFAULT_REFERENCE) -> list[str]:
+                        reference: str = DEFAULT_REFERENCE, latency_shown: bool = False
+                        ) -> list[str]:
     """Write tables/capture_vs_reported.csv, packet_level_capture.csv,
     scheduler_reaction.csv, priority_isolation.csv and capture_reader.csv (those with
-    data); return the summary's markdown lines (empty without capture-derived records)."""
+    data); return the summary's markdown lines (empty without capture-derived records).
+    ``latency_shown``: the summary already has each run's class latency (the reproduction
+    section's table, ``analysis.reproduction``), so the isolation table refers to it
+    instead of repeating it."""
     tables = Path(tables)
     lines: list[str] = []
     pairs = capture_pairs(runs)
@@ -158,15 +186,16 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path,
         lines += ["", f"## Packet level: every policy relative to {reference}, from the captures", "",
                   "Avg SCT (trace s) per policy from the switch captures (last payload byte "
                   "at the receiver's port), the driver-reported value beside it; ratio = "
-                  f"policy / {reference} per seed, averaged (> 1: {reference} faster); ± is "
-                  "the 95% t-interval over runs, shown only for two or more.", "",
+                  f"policy / {reference} per run of the same trace, averaged over the runs "
+                  f"(> 1: {reference} faster): {_unit_note(table)}; ± is the 95% t-interval "
+                  "over the runs, shown only for two or more.", "",
                   "| experiment | scenario | policy | runs | avg SCT capture | avg SCT reported | "
                   "ratio capture | ratio reported |", "|---|---|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
             lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {int(r['seeds'])} | "
                          f"{r['avg_sct_capture_s_mean']:.3f} | {r['avg_sct_s_mean']:.3f} | "
                          f"{_pm(r['ratio_capture'], r['ratio_capture_ci95'])} | "
-                         f"{r['ratio_reported']:.3f} |")
+                         f"{_pm(r['ratio_reported'], r['ratio_reported_ci95'])} |")
     if not agree.empty:
         lines += ["", "## Packet level: capture-derived vs reported SCT per run", "",
                   "| experiment | run | stages | median abs diff (s) | max abs diff (s) | max rel diff |",
@@ -175,28 +204,48 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path,
             lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | {int(r['stages'])} | "
                          f"{r['abs_diff_median_s']:.4f} | {r['abs_diff_max_s']:.4f} | "
                          f"{r['rel_diff_max'] * 100:.1f}% |")
-    if not react.empty or not iso.empty:
+    iso_of = {r["run_dir"]: r["lower_share_per_class"] for _, r in iso.iterrows()} \
+        if not iso.empty else {}
+
+    def share_cell(run_dir) -> str:
+        share = iso_of.get(run_dir)
+        return "-" if share is None or (isinstance(share, float) and np.isnan(share)) \
+            else f"{share:.4f}"
+
+    share_text = ("Lower-class share: bytes the lower classes sent per class while a higher "
+                  "class was queued on the port (strict priority predicts about the share "
+                  "each class is guaranteed, `MIN_SHARE` of `emulation/mininet/qos.py`; '-': "
+                  "a run without priority classes).")
+    if latency_shown and not iso.empty:
+        lines += ["", "## Packet level: priority isolation per run", "",
+                  share_text + " Each run's class latency (scheduler reaction) is in the "
+                  "\"Scheduler reaction per run\" table of \"Packet level: reproduction of the "
+                  "fluid twin\" above (`tables/scheduler_reaction.csv`).", "",
+                  "| experiment | run | lower-class share |", "|---|---|---|"]
+        for _, r in iso.iterrows():
+            lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | "
+                         f"{share_cell(r['run_dir'])} |")
+    elif not latency_shown and (not react.empty or not iso.empty):
         lines += ["", "## Packet level: scheduler reaction and priority isolation per run", "",
                   "Class latency: coflow release -> its class set on its senders' sockets "
-                  "(wall-clock ms). Lower-class share: bytes the lower classes sent per class "
-                  "while a higher class was queued on the port (strict priority predicts about "
-                  "the share each class is guaranteed, `MIN_SHARE` of "
-                  "`emulation/mininet/qos.py`).", "",
+                  "(wall-clock ms). " + share_text, "",
                   "| experiment | run | latency median (ms) | p95 (ms) | max (ms) | lower-class share |",
                   "|---|---|---|---|---|---|"]
-        iso_of = {r["run_dir"]: r["lower_share_per_class"] for _, r in iso.iterrows()} if not iso.empty else {}
         for _, r in react.iterrows():
-            share = iso_of.get(r["run_dir"])
-            cell = "-" if share is None or (isinstance(share, float) and np.isnan(share)) else f"{share:.4f}"
             lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | {r['median_ms']:.1f} | "
-                         f"{r['p95_ms']:.1f} | {r['max_ms']:.1f} | {cell} |")
+                         f"{r['p95_ms']:.1f} | {r['max_ms']:.1f} | {share_cell(r['run_dir'])} |")
     if not reader.empty:
-        lines += ["", f"Capture reader: {reader['packets'].sum():,} packets in "
-                  f"{reader['read_wall_s'].sum():.2f} s "
-                  f"({reader['packets'].sum() / reader['read_wall_s'].sum():,.0f} packets/s; "
-                  f"largest run {reader['packets'].max():,} packets, "
-                  f"{reader.loc[reader['packets'].idxmax(), 'read_wall_s']:.2f} s of its "
-                  f"{reader.loc[reader['packets'].idxmax(), 'run_wall_s']:.0f} s wall time)."]
+        tot = reader_totals(reader)
+        big = tot["largest"]
+        tied = reader.set_index("run").loc[tot["tied"], "read_wall_s"]
+        tie = ("; tied with " + ", ".join(f"`{r}` ({w:.2f} s)" for r, w in tied.items())
+               if len(tied) else "")
+        lines += ["", f"Capture reader: {tot['packets']:,} packets in "
+                  f"{tot['read_wall_s']:.2f} s ({tot['packets_per_s']:,.0f} packets/s); the "
+                  f"largest run (most packets; a tie goes to the run whose reader took "
+                  f"longest) `{big['run']}`: {int(big['packets']):,} packets in "
+                  f"{big['read_wall_s']:.2f} s of its {big['run_wall_s']:.0f} s wall time{tie} "
+                  "(`tables/capture_reader.csv`)."]
     return lines
 
 
@@ -208,4 +257,5 @@ def _pm(mean: float, ci: float, fmt: str = ".3f") -> str:
 
 
 __all__ = ["capture_pairs", "capture_agreement", "packet_level_table",
-           "scheduler_reaction", "isolation", "capture_reader", "write_packet_tables"]
+           "scheduler_reaction", "isolation", "capture_reader", "reader_totals",
+           "write_packet_tables"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 import numpy as np
 import pandas as pd
 
@@ -89,8 +90,10 @@ def paired_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
 def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None = None
                   ) -> list[Path]:
     """Per experiment, per other policy: the emulated mean ratio with its t-interval, and
-    the twin's ratio as an open marker. An interval reaching below 0 is drawn down to the
-    axis, which then starts at 0, and ends there in ``analysis.plots.CUT_MARKER``."""
+    the twin's ratio as an open marker, both in the policy's colour and marker; the legend
+    explains filled and open in black. The line at 1 is black and dashed. An interval
+    reaching below 0 is drawn down to the axis, which then starts at 0, and ends there in
+    ``analysis.plots.CUT_MARKER``."""
     exps = list(dict.fromkeys(pr["experiment"]))
     pols = policy_order(pr["policy"])
     st = _styles(pols, styles)
@@ -107,17 +110,16 @@ def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None =
             cut = bottom is not None and np.isfinite(low) and low < bottom
             any_cut |= bool(cut)
             ax.plot(i, r["ratio_mean"], marker=st[p].marker, color=st[p].colour, markersize=7,
-                    linestyle="none", label="emulated" if i == 0 else None)
+                    linestyle="none")
             draw_intervals(ax, [i], [r["ratio_mean"]], [bottom if cut else low], [r["t95_high"]],
                            [cut], colour=st[p].colour, capsize=3)
             ax.plot(i + 0.22, r["twin_ratio"], marker=st[p].marker, markerfacecolor="none",
-                    color=st[p].colour, markersize=7, linestyle="none",
-                    label="fluid twin" if i == 0 else None)
+                    color=st[p].colour, markersize=7, linestyle="none")
             rows.append({"experiment": exp, "policy": p, "ratio_mean": r["ratio_mean"],
                          "t95_low": r["t95_low"], "t95_high": r["t95_high"],
                          "twin_ratio": r["twin_ratio"], "repetitions": r["repetitions"],
                          "colour": st[p].colour})
-        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
         ax.set_xticks(x, [f"/ {p}" for p in d.index], rotation=30, ha="right", fontsize=8)
         reps = int(d["repetitions"].min()) if len(d) else 0
         ax.set_title(f"{exp} ({reps} repetitions)", fontsize=9)
@@ -126,10 +128,16 @@ def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None =
             ax.set_ylim(bottom=bottom)
     ref = pr["reference"].iloc[0]
     axes[0][0].set_ylabel(f"{ref} avg SCT / policy's (per repetition)")
-    axes[0][0].legend(fontsize=8, loc="best")
+    # the legend says what filled and open mean, in no policy's colour or marker (the
+    # policy of each point is its tick label)
+    axes[0][0].legend(handles=[
+        Line2D([], [], marker="o", color="black", markersize=7, linestyle="none",
+               label="emulated (mean, 95% t-interval)"),
+        Line2D([], [], marker="o", color="black", markerfacecolor="none", markersize=7,
+               linestyle="none", label="fluid twin")], fontsize=8, loc="best")
     fig.suptitle(f"{ref} against each policy at packet level (< 1: {ref} faster)\n"
                  f"filled: mean over repetitions, 95% t-interval (none below {MIN_REPS} "
-                 "repetitions); open: the fluid twin"
+                 "repetitions); open: the fluid twin; black dashed: 1"
                  + (f"\n{CUT_NOTE_LINEAR}" if any_cut else ""), fontsize=9)
     fig.tight_layout()
     return _save(fig, out, "paired_ratios", pd.DataFrame(rows))

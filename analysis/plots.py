@@ -13,8 +13,11 @@ of a ratio or a time is positive: an interval whose lower end the axis cannot sh
 symmetric t-interval of a positive ratio can reach 0 or below) is drawn down to the axis
 and ends there in ``CUT_MARKER``, with a note in the title, never cut silently
 (``interval_ends``, ``draw_intervals``). A log axis has its bottom under the smallest bar
-(``log_axis_bottom``); a linear one starts at 0 whenever an interval reaches below 0. The
-figure's CSV keeps every interval as computed.
+(``log_axis_bottom``) and each bar's value printed above the bar and its interval
+(``label_bar_values``); a linear one starts at 0 whenever an interval reaches below 0. The
+figure's CSV keeps every interval as computed. Every file ``_save`` writes is recorded
+(``analysis.load.note_written``), so that the report can remove the figures it no longer
+draws.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from analysis.load import note_written  # noqa: E402
 from analysis.policies import Style, policy_order, styles as policy_styles  # noqa: E402
 
 # a bar chart switches to a log y axis when its tallest bar is more than this many times
@@ -51,9 +55,10 @@ def _save(fig, out: Path, stem: str, data: pd.DataFrame) -> list[Path]:
     for ext, meta in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "Producer": None})):
         p = out / f"{stem}.{ext}"
         fig.savefig(p, dpi=150, bbox_inches="tight", metadata=meta)  # byte-stable reruns
-        paths.append(p)
+        paths.append(note_written(p))
     plt.close(fig)
     data.to_csv(out / f"{stem}.csv", index=False)
+    note_written(out / f"{stem}.csv")
     return paths
 
 
@@ -165,12 +170,49 @@ def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | No
         return False
     ax.set_yscale("log")
     ax.set_ylim(log_axis_bottom(values, lows), top * 1.3)
+    _log_ticks(ax)
+    return True
+
+
+def _log_ticks(ax) -> None:
+    """Plain-number ticks of a log y axis, those inside its limits."""
     ticks = [t for t in (0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500)
              if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
     ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
     ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    return True
+
+
+LABEL_GAP = 1.04  # a value label starts this factor above its bar or its interval's top
+
+
+def label_bar_values(ax, data: pd.DataFrame, xs: dict, pols: list[str], high: np.ndarray,
+                     rotate: bool) -> None:
+    """Print each bar's value (``data``'s ``ratio_mean``, one row per bar in ``pols`` then
+    scenario order, as ``normalised_bars`` builds it) above the bar and above its error
+    bar's top (``high``, NaN: none), so that a label never crosses an interval; then raise
+    the log y axis' top until every label is inside the axes."""
+    texts = []
+    for p in pols:
+        at = (data["policy"] == p).to_numpy()
+        for xi, v, h in zip(xs[p], data.loc[at, "ratio_mean"], high[at]):
+            if pd.notna(v):
+                base = max(v, h) if np.isfinite(h) else v
+                texts.append(ax.text(xi, base * LABEL_GAP, f"{v:.2f}", ha="center",
+                                     va="bottom", fontsize=7, rotation=90 if rotate else 0))
+    if not texts:
+        return
+    fig = ax.figure
+    for _ in range(5):  # the top moves the labels' extents a little: settle in a few steps
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        top = max(t.get_window_extent(renderer).y1 for t in texts)
+        top_data = ax.transData.inverted().transform((0, top))[1]
+        lo, hi = ax.get_ylim()
+        if top_data <= hi:
+            break
+        ax.set_ylim(lo, top_data * 1.05)
+    _log_ticks(ax)
 
 
 def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Path,
@@ -212,13 +254,8 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
         draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at])
     if not log and bottom is not None:
         ax.set_ylim(bottom=bottom)
-    if log:  # bar heights are hard to read on a log axis: print them
-        for p in pols:
-            row = data[data["policy"] == p]
-            for xi, v in zip(xs[p], row["ratio_mean"]):
-                if pd.notna(v):
-                    ax.text(xi, v * 1.03, f"{v:.2f}", ha="center", va="bottom", fontsize=7,
-                            rotation=90 if len(pols) * len(scen) > 10 else 0)
+    if log:  # bar heights are hard to read on a log axis: print them, above the interval
+        label_bar_values(ax, data, xs, pols, high, rotate=len(pols) * len(scen) > 10)
     ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=4)
     long = max(len(t) for t in ticks) > 14
     ax.set_xticks(np.arange(len(scen)), ticks, rotation=20 if long else 0,

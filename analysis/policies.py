@@ -11,7 +11,8 @@ Every table and figure takes its policies from the records (never from a fixed l
 - ``styles``: one colour, marker and line style per policy name, the same in every
   figure of a report: the registry index picks them (so a policy keeps its colour when
   others are left out of an experiment); unknown names follow the registry's. No
-  colour is a grey or black, the colours of the figures' reference lines.
+  colour is a grey or black, the colours of the figures' reference lines, and every
+  colour stands out on white (``MIN_CONTRAST``).
 """
 from __future__ import annotations
 
@@ -23,9 +24,14 @@ DEFAULT_REFERENCE = "beamer"
 # 18 colours that stay apart: seaborn's "colorblind" then its "dark" palette without their
 # greys (hex, so the figure data can record them); then they repeat with other markers
 # and dashes. No policy is grey or black: figures draw references (the reference
-# policy's CDF, the line at 1, y = x) in black and grey bands mark criteria.
-_COLOURS = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#fbafe4",
-            "#56b4e9", "#ece133",
+# policy's CDF, the line at 1, y = x) in black and grey bands mark criteria. Every colour
+# is visible as a thin line or an open marker on white: contrast with white at least
+# MIN_CONTRAST (WCAG ratio), so "colorblind"'s light pink (#fbafe4, 1.70) and yellow
+# (#ece133, 1.37) are replaced by a deeper pink (#e7298a, 4.13) and an olive (#8c8c00,
+# 3.58), each far from every other colour of the palette.
+MIN_CONTRAST = 2.0
+_COLOURS = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#e7298a",
+            "#56b4e9", "#8c8c00",
             "#001c7f", "#b1400d", "#12711c", "#8c0800", "#591e71", "#592f0d", "#a23582",
             "#b8850a", "#006374")
 # no "v": a downward triangle marks an interval cut at the axis (analysis.plots.CUT_MARKER)

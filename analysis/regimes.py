@@ -22,7 +22,7 @@ import pandas as pd
 from analysis.load import write_table
 from analysis.metrics import mean_ci95, run_metrics
 from analysis.plots import (CUT_NOTE_LINEAR, _interval_note, _save, _styles, draw_intervals,
-                            interval_ends)
+                            interval_ends, linear_axis_bottom)
 from analysis.policies import Style, policy_order
 
 PREFIX = "regime-"
@@ -72,42 +72,50 @@ def regime_table(ratios: pd.DataFrame) -> pd.DataFrame:
 
 def regimes_figure(table: pd.DataFrame, reference: str, out: Path,
                    styles: dict[str, Style] | None = None) -> list[Path]:
-    """Bars per regime: the reference's avg SCT / each other policy's, mean over runs,
-    95% t-interval over runs. The axis starts under the lowest interval end (at 0.7 or
-    lower, never below 0); an interval reaching below 0 ends at the axis in
-    ``analysis.plots.CUT_MARKER``."""
+    """Points per regime: the reference's avg SCT / each other policy's, mean over runs
+    (the policy's marker and colour), with its 95% t-interval over runs; the black dashed
+    line at 1 is parity. Points, not bars: a ratio's length from 0 means nothing, so the
+    linear axis is scaled to the points and intervals (it starts at 0 only when an interval
+    reaches below 0, which then ends at the axis in ``analysis.plots.CUT_MARKER``)."""
     regimes = list(dict.fromkeys(table["regime"]))
     pols = policy_order(table["policy"])
     st = _styles(pols, styles)
     fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(regimes) + 3), 4.0))
-    width = 0.8 / max(len(pols), 1)
+    step = 0.8 / max(len(pols), 1)
     rows, xs = [], {}
     for i, p in enumerate(pols):
         row = table[table["policy"] == p].set_index("regime").reindex(regimes)
-        x = xs[p] = np.arange(len(regimes)) + (i - (len(pols) - 1) / 2) * width
+        xs[p] = np.arange(len(regimes)) + (i - (len(pols) - 1) / 2) * step
         err = row["avg_ratio_ci95"].where(row["runs"] >= 2)
-        ax.bar(x, row["avg_ratio_mean"], width, label=f"/ {p}", color=st[p].colour, zorder=2)
         for r, m, e, n in zip(regimes, row["avg_ratio_mean"], err, row["runs"]):
             rows.append({"regime": r, "policy": p, "ratio_mean": m, "ci95": e, "runs": n,
                          "colour": st[p].colour})
     data = pd.DataFrame(rows)
-    lo = float(np.nanmin(data["ratio_mean"] - data["ci95"].fillna(0))) if len(data) else 0.5
-    bottom = max(0.0, min(0.7, lo - 0.05))
     cut = np.zeros(0, dtype=bool)
+    bottom = None
     if len(data):
         means, half = data["ratio_mean"].to_numpy(float), data["ci95"].to_numpy(float)
+        bottom = linear_axis_bottom(means - half)
         low, high, cut = interval_ends(means, half, bottom)
         for p in pols:
             at = (data["policy"] == p).to_numpy()
-            draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at])
-    ax.axhline(1.0, color="black", linewidth=0.8, zorder=1)
+            draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at],
+                           colour=st[p].colour, capsize=2.5)
+            ax.plot(xs[p], means[at], ls="none", marker=st[p].marker, color=st[p].colour,
+                    markersize=6, label=f"/ {p}", zorder=4)
+    for x in np.arange(len(regimes) - 1) + 0.5:  # regimes apart
+        ax.axvline(x, color="0.85", lw=0.8, zorder=0)
+    ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=1)
     ax.set_xticks(np.arange(len(regimes)), regimes)
+    ax.set_xlim(-0.5, len(regimes) - 0.5)
     ax.set_xlabel("tuner regime")
     ax.set_ylabel(f"{reference} avg SCT / policy's")
-    ax.set_ylim(bottom, None)
+    if bottom is not None:
+        ax.set_ylim(bottom=bottom)
     ax.grid(axis="y", alpha=0.3, zorder=0)
     ax.legend(fontsize=8, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.set_title(f"{reference} against each policy by tuner regime (< 1: {reference} faster)\n"
+    ax.set_title(f"{reference} against each policy by tuner regime (< 1: {reference} faster; "
+                 "black dashed: 1)\npoints: mean of per-run ratios; "
                  + _interval_note(data["runs"], "runs (scenarios x seeds)")
                  + (f"\n{CUT_NOTE_LINEAR}" if cut.any() else ""), fontsize=9)
     return _save(fig, out, "regime_ratios", data)

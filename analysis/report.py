@@ -5,8 +5,21 @@ are the policies of the records (``analysis.policies``: registry order, unknown 
 after); the reference of every ratio is ``reference`` (``--reference``), by default
 ``beamer`` when the records have it, else the first policy in registry order. Tables name
 runs relative to the results directory (no absolute paths); scenarios are in the order of
-their values (numbers as numbers). The summary says what each general table holds
-(``tables_lines``) and names every table written.
+their values (numbers as numbers). The summary's "Tables" section says what every table
+written holds (``TABLE_DOC``: what a row is, the key columns and their units), and its
+first line is the command that regenerates it (the flags given included: each run of the
+analysis starts from the defaults).
+
+The analysis owns ``figures/`` and ``tables/`` of the directory it analyses: after a
+successful run, every file there with a suffix the analysis writes (``.png``, ``.pdf``,
+``.csv`` in ``figures/``; ``.csv`` in ``tables/``: ``analysis.load.OWNED``) that this run
+did not write is removed (``analysis.load.remove_stale``; the removed names go to
+stderr), so that a figure no longer drawn (another experiment's SCT CDFs, the line figure
+of an experiment no longer ``figure = "line"``) does not linger. The rule is the folders'
+content, not a manifest of earlier runs, so files left by any earlier version go too;
+other files, subfolders and everything outside the two folders (the run records,
+``summary.md``, ``NOTES.md``, ``headroom.csv``) are never deleted. Keep files of your own
+elsewhere.
 
 Figures: per experiment the normalised bars, and the line figure where the experiment
 asks for it (``figure = "line"``) and has one swept numeric key; where it asks but
@@ -25,10 +38,12 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots
-from analysis.load import (load_jobs, load_runs, load_stages, load_twin_pairs, recording_tables,
+from analysis.load import (load_jobs, load_runs, load_stages, load_twin_pairs, recording_files,
+                           remove_stale,
                            scenario_order, sort_scenarios, write_table)
 from analysis.metrics import normalised, policy_ratios, run_metrics, sct_table
 from analysis.regimes import regime_section
+from analysis.text import count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
                                styles as policy_styles)
 
@@ -110,12 +125,29 @@ def make_report(results: Path, reference: str | None = None, cdf: list[str] | No
     ref = choose_reference(pols, reference)
     cdf_exps = cdf_experiments(runs, cdf)
     st = policy_styles(pols)
-    with recording_tables() as written:
-        summary = _write_report(results, runs, pols, ref, reference, cdf_exps, st, written)
+    command = analysis_command(_where(results), reference, cdf)
+    with recording_files() as written:
+        summary = _write_report(results, runs, pols, ref, reference, cdf_exps, st, written,
+                                command)
+    for gone in remove_stale(results, written):
+        print(f"removed (no longer written): {gone.parent.name}/{gone.name}", file=sys.stderr)
     return summary
 
 
-def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, written) -> Path:
+def analysis_command(where: str, reference: str | None = None,
+                     cdf: list[str] | None = None) -> str:
+    """The command that regenerates a summary: ``python -m analysis WHERE`` with the flags
+    it was given (flags not given are at their defaults)."""
+    cmd = f"python -m analysis {where}"
+    if reference is not None:
+        cmd += f" --reference {reference}"
+    if cdf:
+        cmd += " --cdf " + " ".join(dict.fromkeys(cdf))
+    return cmd
+
+
+def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, written,
+                  command: str) -> Path:
     stages = load_stages(runs)
     jobs = load_jobs(runs)
     norm = sort_by_policy(sort_scenarios(normalised(runs, reference=ref)))
@@ -164,7 +196,7 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
                                           stem=cdf_stem(exp, scen, len(scens)))
     for n in figure_notes:
         print(f"note: {n}", file=sys.stderr)
-    figure_notes.append(_cdf_note(runs, cdf_exps, _where(results)))
+    figure_notes.append(_cdf_note(runs, cdf_exps, analysis_command(_where(results), reference)))
     figure_paths += plots.lb_ratio(runs, figs, st)
     pairs = load_twin_pairs(runs)
     fidelity = None
@@ -184,7 +216,8 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     from analysis.reproduction import run_ratios
     paired_lines, paired_figs = paired_section(run_ratios(runs), tables, figs, ref, st)
     figure_paths += paired_figs
-    packet_lines = repro_lines + paired_lines + write_packet_tables(runs, tables, ref)
+    packet_lines = repro_lines + paired_lines + write_packet_tables(
+        runs, tables, ref, latency_shown=bool(repro_lines))
     # ---
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
     figure_paths += regime_figs
@@ -193,13 +226,14 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     summary = results / "summary.md"
     summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,
                                    without_ref, fidelity, cong_lines + packet_lines,
-                                   figure_notes, [p.name for p in written]))
+                                   figure_notes, [p.name for p in written if p.parent == tables],
+                                   command))
     return summary
 
 
-def _cdf_note(runs: pd.DataFrame, cdf_exps: list[str], where: str) -> str:
+def _cdf_note(runs: pd.DataFrame, cdf_exps: list[str], command: str) -> str:
     """The summary's sentence on which experiments and scenarios the SCT CDFs show, and how
-    to draw the others'."""
+    to draw the others' (``command``: the analysis command without ``--cdf``)."""
     parts = []
     for exp in cdf_exps:
         scens = scenario_order(runs.loc[runs["experiment"] == exp, "scenario"])
@@ -207,60 +241,153 @@ def _cdf_note(runs: pd.DataFrame, cdf_exps: list[str], where: str) -> str:
     others = [e for e in dict.fromkeys(runs["experiment"]) if e not in cdf_exps]
     text = (f"SCT CDFs (`*_sct_cdf*`, one figure per scenario) of {'; '.join(parts)}")
     if others:
-        text += (f". Those of another experiment: `python -m analysis {where} --cdf EXPERIMENT` "
+        text += (f". Those of another experiment: `{command} --cdf EXPERIMENT` "
                  "(`--cdf all`: every experiment)")
     return text + "."
 
 
 GENERAL_TABLES = ("runs.csv", "normalised_avg_sct.csv", "sct_stats.csv", "trial_times.csv")
 
+# What every table of tables/ holds: what a row is, the key columns and their units
+# ("{ref}": the reference policy). The summary lists the general tables first, then the
+# others alphabetically; a table without an entry is named with a pointer to its writer.
+TABLE_DOC = {
+    "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages, s), "
+                "`p95_sct_s`, `avg_cct_s`, `lower_bound_avg_sct_s` (s), `avg_sct_over_lb`, "
+                "`wall_s` (the run's wall-clock time, s).",
+    "normalised_avg_sct.csv": "one row per experiment, scenario and policy, over its runs: "
+                              "`ratio_mean` +- `ratio_ci95` (avg SCT / {ref}'s, per run on "
+                              "the same trace; 95% t-interval), `reduction_mean`, and "
+                              "`avg_sct_s_mean` = the mean of the runs' avg SCTs (s; the "
+                              "\"avg SCT, mean of runs\" column above); `seeds` = the number "
+                              "of runs, `unit` = what they are (`seeds`, `repetitions` of one "
+                              "seed, or `runs` of both).",
+    "sct_stats.csv": "one row per experiment, scenario and policy, every stage of every run "
+                     "pooled: `pooled_avg_sct_s` (a run with more stages weighs more, so it "
+                     "differs from `avg_sct_s_mean` where runs have different numbers of "
+                     "stages), `pooled_p50_sct_s` / `pooled_p95_sct_s` / `pooled_p99_sct_s` "
+                     "(s), `stages`.",
+    "trial_times.csv": "one row per experiment, scenario and policy: `avg_trial_time_s` = the "
+                       "mean over the records' jobs (`job_id`: one trial's work inside one "
+                       "stage) of the time from the stage's start to the end of the job's last "
+                       "coflow (s); `trials` = the number of those jobs. Not a tuning job's "
+                       "completion (a tuning job is an app; its completion is "
+                       "`avg_app_completion_s` in `tables/congestion.csv` and the \"tuning "
+                       "job\" column of the regime table, where those families ran).",
+    "capture_reader.csv": "one row per packet-level run: `packets` read from its switch "
+                          "captures, the reader's wall-clock time `read_wall_s` (s) and "
+                          "`packets_per_s`, and the run's wall-clock time `run_wall_s` (s).",
+    "capture_vs_reported.csv": "one row per packet-level run: `stages` compared, "
+                               "`abs_diff_median_s` / `abs_diff_max_s` = median / max over its "
+                               "stages of |SCT from the captures - SCT the driver reported| "
+                               "(trace s), `rel_diff_max` (fraction of the reported SCT), and "
+                               "the two avg SCTs `avg_sct_capture_s` / `avg_sct_reported_s` "
+                               "(trace s).",
+    "congestion.csv": "one row per `cong-*` experiment, scenario and policy, mean over seeds: "
+                      "`avg_sct_s`, `p99_sct_s`, `max_sct_s`, `avg_app_completion_s` (a tuning "
+                      "job's completion; all s) and `avg_sct_over_lb`.",
+    "congestion_ratios.csv": "one row per `cong-*` experiment and scenario: a column per other "
+                             "policy = {ref}'s avg SCT / that policy's (mean of per-seed "
+                             "ratios; < 1: {ref} faster), `p99_vs_fair` = {ref}'s p99 SCT / "
+                             "fair's, `seeds`.",
+    "emulation_vs_fluid.csv": "one row per stage of every packet-level run with a fluid twin: "
+                              "`sct_mininet_s` (emulated) and `sct_fluid_s` (the twin's), "
+                              "trace s; the points of the figure `emulation_vs_fluid`.",
+    "packet_level_capture.csv": "one row per packet-level experiment, scenario and policy: "
+                                "`ratio_capture` +- `ratio_capture_ci95` = avg SCT from the "
+                                "captures / {ref}'s (per run of the same trace, mean over "
+                                "`seeds` runs of kind `unit`; 95% t-interval), "
+                                "`ratio_reported` +- `ratio_reported_ci95` the same from the "
+                                "driver-reported SCTs, `avg_sct_capture_s_mean` / "
+                                "`avg_sct_s_mean` (trace s).",
+    "paired_ratios.csv": "one row per packet-level experiment, seed and other policy: "
+                         "`ratio_mean` = mean over `repetitions` of {ref}'s avg SCT / the "
+                         "policy's (same repetition index), its 95% intervals `t95_low` / "
+                         "`t95_high` (Student t) and `ci95_low` / `ci95_high` (bootstrap; both "
+                         "from 3 or more repetitions), `twin_ratio` (the fluid twin's) and "
+                         "`ratios` (each repetition's).",
+    "priority_isolation.csv": "one row per packet-level run with priority classes: "
+                              "`lower_share` = bytes leaving a switch port from classes below "
+                              "the highest queued one / all bytes leaving while two or more "
+                              "classes were queued, `lower_share_per_class` = the same per "
+                              "lower class queued (strict priority predicts about the "
+                              "guaranteed share, `MIN_SHARE` of `emulation/mininet/qos.py`); "
+                              "`departures`, `departures_counted`, `departures_unmatched` "
+                              "(packets).",
+    "regime_scenarios.csv": "one row per `regime-*` experiment, scenario and other policy: "
+                            "{ref}'s avg SCT (`avg`), p99 SCT (`p99`) and average tuning-job "
+                            "completion time (`job`) / the policy's, mean of per-seed ratios.",
+    "regimes.csv": "one row per tuner regime and other policy: `avg_ratio_mean` +- "
+                   "`avg_ratio_ci95` ({ref}'s avg SCT / the policy's, mean over the regime's "
+                   "`runs` = scenarios x seeds; 95% t-interval), `p99_ratio_mean`, "
+                   "`job_ratio_mean` (tuning-job completion), `worst_scenario_avg_ratio`.",
+    "reproduction.csv": "one row per packet-level experiment, scenario and policy: emulated / "
+                        "fluid-twin ratios, mean over `runs` (seeds x repetitions) with "
+                        "`*_ci95` (95% t), `*_min`, `*_max`: `avg_ratio` (of avg SCT), "
+                        "`stage_ratio_median` / `stage_ratio_p95` (over stages, of the "
+                        "per-stage ratio); `avg_sct_emulated_s`, `avg_sct_twin_s` (trace s).",
+    "reproduction_pairs.csv": "one row per pair of policies the fluid twin separates by 10% "
+                              "or more (per experiment, scenario and seed): `faster`, "
+                              "`slower`, `twin_gap` (slower / faster - 1), `emulated_gap_min` "
+                              "(over repetitions), `same_order` of `repetitions`, `holds`.",
+    "reproduction_ranking.csv": "one row per packet-level experiment and scenario: "
+                                "`fluid_order` and `emulation_order` (policies by avg SCT, "
+                                "fastest first; emulation: mean over repetitions), `same`.",
+    "reproduction_runs.csv": "one row per packet-level run with a fluid twin: "
+                             "`avg_sct_emulated_s` / `avg_sct_twin_s` (trace s), `avg_ratio`, "
+                             "`stage_ratio_median` / `stage_ratio_p95`, the class latency "
+                             "`class_latency_median_ms` / `class_latency_p95_ms` / "
+                             "`class_latency_max_ms` (ms, wall clock), `loadavg_1min` at its "
+                             "start and `wall_s` (s).",
+    "scheduler_reaction.csv": "one row per packet-level run: the class latency (a coflow's "
+                              "release -> its class set on its senders' sockets) `median_ms` / "
+                              "`p95_ms` / `max_ms` (ms, wall clock) over its `coflows`.",
+}
 
-def tables_lines(ref: str, written: list[str]) -> list[str]:
-    """The summary's "Tables" section: what each general table holds (the two averages of
-    SCT named apart), then every other table this analysis wrote."""
-    doc = {
-        "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages), "
-                    "p95 SCT, avg CCT, the lower bound and avg SCT / LB.",
-        "normalised_avg_sct.csv": "per experiment, scenario and policy, over its runs: "
-                                  f"`ratio_mean` +- `ratio_ci95` (avg SCT / {ref}'s, per run on "
-                                  "the same trace; 95% t-interval), `reduction_mean`, and "
-                                  "`avg_sct_s_mean` = the mean of the runs' avg SCTs (the "
-                                  "\"avg SCT, mean of runs\" column above).",
-        "sct_stats.csv": "per experiment, scenario and policy, every stage of every run pooled: "
-                         "`pooled_avg_sct_s` (a run with more stages weighs more, so it differs "
-                         "from `avg_sct_s_mean` where runs have different numbers of stages), "
-                         "`pooled_p50_sct_s` / `pooled_p95_sct_s` / `pooled_p99_sct_s`, `stages`.",
-        "trial_times.csv": "per experiment, scenario and policy: `avg_trial_time_s` = the mean "
-                           "over the records' jobs (`job_id`: one trial's work inside one stage) "
-                           "of the time from the stage's start to the end of the job's last "
-                           "coflow; `trials` = the number of those jobs. Not a tuning job's completion (a "
-                           "tuning job is an app; its completion is `avg_app_completion_s` in "
-                           "`tables/congestion.csv` and the \"tuning job\" column of the "
-                           "regime table, where those families ran).",
-    }
-    lines = ["", "## Tables", ""]
-    lines += [f"- `{name}`: {doc[name]}" for name in GENERAL_TABLES if name in written]
-    others = sorted(dict.fromkeys(n for n in written if n not in GENERAL_TABLES))
-    if others:
-        lines.append("- written for the sections above: " + ", ".join(f"`{n}`" for n in others)
-                     + ".")
+
+def tables_lines(ref: str, written: list[str], headroom: str | None = None) -> list[str]:
+    """The summary's "Tables" section: one line per table written (``TABLE_DOC``), the
+    general tables first, then ``headroom`` (the path of ``headroom.csv`` as the summary
+    names it) when the directory has one."""
+    names = list(dict.fromkeys(written))
+    order = [n for n in GENERAL_TABLES if n in names] + sorted(
+        n for n in names if n not in GENERAL_TABLES)
+    lines = ["", "## Tables", "",
+             "In `tables/` (written by the analysis; every number from the run records):", ""]
+    for name in order:
+        doc = TABLE_DOC.get(name)
+        lines.append(f"- `{name}`: " + (doc.format(ref=ref) if doc else
+                                        "written by a section above (no description)."))
+    if headroom:
+        lines += ["", f"Beside `tables/`, not written by the analysis (only read): `{headroom}` "
+                  "(`scripts/headroom.py`): one row per small congested Hyperband instance "
+                  "(`seed`): `lower_bound_avg_sct_s`, `best_static_avg_sct_s` (the best static "
+                  "priority order found, `best_static_order`, over `orders_evaluated` orders) "
+                  "and each policy's `<policy>_avg_sct_s` (s)."]
     return lines
 
 
 def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: str | None,
                 without_ref: list[str], fidelity=None, more_lines: list[str] = (),
-                figure_notes: list[str] = (), written: list[str] = ()) -> str:
+                figure_notes: list[str] = (), written: list[str] = (),
+                command: str | None = None) -> str:
     pols = policy_order(runs["policy"])
     where = _where(results)
+    command = command or analysis_command(where, requested)
+    headroom = f"{where}/headroom.csv" if (results / "headroom.csv").exists() else None
     lines = ["# Results summary", "",
-             f"Generated by `python -m analysis {where}` from the run records only"
-             + (" (DIR: this results directory)." if where == "DIR" else "."),
+             f"Generated by `{command}` from the run records only"
+             + (" (DIR: this results directory)" if where == "DIR" else "")
+             + "; that command regenerates this summary as it is (each run of the analysis "
+             "starts from the defaults: a flag not given again, `--reference` or `--cdf`, is "
+             "back at its default).",
              "", reference_note(ref, requested),
              f"Policies in the records (registry order): {', '.join(f'`{p}`' for p in pols)}.",
              "", f"## {ref}'s reduction of average SCT vs each other policy", "",
              f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
-             "(ratio taken per seed on the same trace, and per repetition for packet-level "
-             f"runs); runs = seeds x repetitions; positive = {ref} is faster; '-': no runs of "
+             f"(ratio taken per run against {ref}'s run of the same trace: "
+             f"{ratio_unit_note(norm)}); runs = seeds x repetitions; positive = {ref} is "
+             "faster; '-': no runs of "
              f"that policy in the scenario. A run's avg SCT is the mean over its stages; \"{ref} "
              "avg SCT, mean of runs\" is the mean of those over the scenario's runs "
              "(`avg_sct_s_mean` in `tables/normalised_avg_sct.csv`), not the mean over all "
@@ -297,7 +424,7 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
     notes = results / "NOTES.md"
     if notes.exists():
         lines += ["", "## Notes", "", notes.read_text().strip()]
-    lines += tables_lines(ref, list(written))
+    lines += tables_lines(ref, list(written), headroom)
     lines += ["", "## Figures", "",
               "Each figure's numbers are in `figures/<name>.csv` beside it (one row per bar, "
               "point or line, with the policy and its colour).", ""]
@@ -306,9 +433,25 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
         if p.suffix == ".png":
             lines.append(f"![{p.stem}](figures/{p.name})")
     names = sorted(dict.fromkeys(written))
-    lines += ["", f"{len(runs)} runs; tables in `tables/`: "
+    lines += ["", "The analysis owns `figures/` and `tables/`: every `.png`, `.pdf` or `.csv` "
+              "there that it did not write in its last run (a figure no longer drawn) is "
+              "removed; nothing outside those two folders is.",
+              "", f"{count(len(runs), 'run')}; tables in `tables/`: "
               + (", ".join(names) if names else "none") + ".", ""]
     return "\n".join(lines)
+
+
+def ratio_unit_note(norm: pd.DataFrame) -> str:
+    """What the per-run ratios pair: ``per seed in every experiment``, or the experiments
+    of the less common units named and the most common unit for every other one."""
+    if norm.empty or "unit" not in norm:
+        return "per seed"
+    groups = units_by_experiment(norm)
+    if len(groups) == 1:
+        return f"{next(iter(groups))} in every experiment"
+    main = max(groups, key=lambda w: len(groups[w]))
+    return "; ".join(f"{w} in {', '.join(exps)}" for w, exps in groups.items() if w != main) \
+        + f"; {main} in every other experiment"
 
 
 CONGESTION_PREFIX = "cong-"
@@ -419,7 +562,7 @@ def suite_check_lines(runs, stages, reference: str = "beamer") -> list[str]:
     names = " and ".join(baselines)
     lines = ["", f"## {reference} vs {names} across the fluid experiments of this directory "
              "(K >= 2)", "",
-             f"{len(ratio)} scenarios. " + "; ".join(
+             f"{count(len(ratio), 'scenario')}. " + "; ".join(
                  f"worst {reference} / {b}: {w[b]:.3f} ({w['experiment']}, {w['scenario']})"
                  for b, w in worst.items()) + "."]
     if over.empty:
@@ -440,8 +583,9 @@ def headroom_lines(results: Path) -> list[str]:
     pols = policy_order(c[: -len("_avg_sct_s")] for c in df.columns if c.endswith("_avg_sct_s")
                         and c not in ("lower_bound_avg_sct_s", "best_static_avg_sct_s"))
     best = df["best_static_avg_sct_s"]
-    lines = ["", "## Headroom on small instances (`scripts/headroom.py`, `headroom.csv`)", "",
-             f"{len(df)} small congested Hyperband instances; per instance the best static priority "
+    lines = ["", "## Headroom on small instances (`scripts/headroom.py`, "
+             f"`{_where(results)}/headroom.csv`: beside `tables/`, not in it)", "",
+             f"{count(len(df), 'small congested Hyperband instance')}; per instance the best static priority "
              f"order found by search ({int(df['orders_evaluated'].mean())} orders on average). "
              "Each policy's avg SCT / that best order (mean over instances; 1 = as good):", "",
              "| " + " | ".join(pols) + " | best order / LB |", "|" + "---|" * (len(pols) + 1),

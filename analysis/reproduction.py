@@ -33,6 +33,7 @@ import pandas as pd
 from analysis.load import mininet_runs, twin_stage_pairs, write_table
 from analysis.metrics import mean_ci95
 from analysis.policies import sort_by_policy
+from analysis.text import count
 
 STAGE_RATIO_TOL = 0.15       # |median per-stage ratio - 1| allowed, every policy
 SEPARATION = 0.10            # twin gap (slower / faster - 1) from which the order must hold
@@ -150,8 +151,9 @@ def targets(per_run: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -
             "target": f"same order as the twin where it separates policies by >= {SEPARATION:.0%}, "
                       "every repetition",
             "holds": bool(bad.empty),
-            "measured": f"{len(pairs) - len(bad)} of {len(pairs)} pairs in every repetition "
-                        f"({int(pairs['same_order'].sum())} of {int(pairs['repetitions'].sum())} comparisons)"
+            "measured": f"{len(pairs) - len(bad)} of {count(len(pairs), 'pair')} in every repetition "
+                        f"({int(pairs['same_order'].sum())} of "
+                        f"{count(pairs['repetitions'].sum(), 'comparison')})"
                         + ("" if bad.empty else "; reversed: " + ", ".join(
                             f"{r['experiment']} {r['faster']} vs {r['slower']} (twin +{r['twin_gap']:.0%}, "
                             f"{r['repetitions'] - r['same_order']}/{r['repetitions']} reps)"
@@ -161,9 +163,10 @@ def targets(per_run: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -
     out.append({
         "target": f"class latency p95 <= {CLASS_LATENCY_P95_MS:.0f} ms, every run",
         "holds": bool(len(lat) == len(per_run) and over.empty and len(lat) > 0),
-        "measured": (f"p95 median {lat.median():.1f} ms, max {lat.max():.1f} ms over {len(lat)} runs; "
-                     f"max {per_run['class_latency_max_ms'].max():.1f} ms"
-                     + ("" if over.empty else f"; {len(over)} runs over")) if len(lat) else "not recorded"})
+        "measured": (f"p95 median {lat.median():.1f} ms, max {lat.max():.1f} ms over "
+                     f"{count(len(lat), 'run')}; max {per_run['class_latency_max_ms'].max():.1f} ms"
+                     + ("" if over.empty else f"; {count(len(over), 'run')} over"))
+        if len(lat) else "not recorded"})
     return out
 
 
@@ -194,8 +197,9 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
     lines = ["", "## Packet level: reproduction of the fluid twin", "",
              "Per policy, emulated / fluid-twin ratio (same trace, same policy, trace seconds) of "
              "avg SCT and the median and p95 over stages of the per-stage SCT ratio; mean over "
-             + (f"{reps.min()}" if reps.min() == reps.max() else f"{reps.min()}-{reps.max()}")
-             + " repetition(s), ± the 95% t-interval over them (shown only for two or more), "
+             + (count(reps.min(), "repetition") if reps.min() == reps.max()
+                else f"{reps.min()}-{reps.max()} repetitions")
+             + ", ± the 95% t-interval over them (shown only for two or more), "
              "`tables/reproduction*.csv`.", "",
              "| experiment | scenario | policy | runs | avg SCT emulated (s) | avg SCT twin (s) | "
              "avg SCT ratio | stage ratio median | stage ratio p95 |",

@@ -119,3 +119,112 @@ def test_lower_bound_heatmap_colour_bar_label_inside_the_figure(monkeypatch, tmp
     title = fig.axes[0].title.get_window_extent(renderer)
     assert label.y1 < title.y1
     plt.close("all")
+
+
+def _contrast_with_white(colour) -> float:
+    """WCAG contrast ratio (1.05 / (relative luminance + 0.05))."""
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in _rgb(colour)]
+    return 1.05 / (0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] + 0.05)
+
+
+def test_every_policy_colour_stands_out_on_white():
+    """A policy is drawn as a thin line or an open marker on white: every colour of the
+    palette has contrast >= MIN_CONTRAST with white. By hand: black 21, white 1; seaborn's
+    yellow #ece133 (luminance 0.716) 1.37 and light pink #fbafe4 (0.568) 1.70 would fail."""
+    from analysis.policies import _COLOURS, MIN_CONTRAST
+    assert _contrast_with_white("#000000") == 21.0 and _contrast_with_white("#ffffff") == 1.0
+    assert round(_contrast_with_white("#ece133"), 2) == 1.37
+    assert round(_contrast_with_white("#fbafe4"), 2) == 1.70
+    for c in _COLOURS:
+        assert _contrast_with_white(c) >= MIN_CONTRAST, c
+    assert len(set(_COLOURS)) == len(_COLOURS)
+
+
+def _line_at_one(ax):
+    lines = [ln for ln in ax.get_lines() if list(ln.get_ydata()) == [1.0, 1.0]]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def test_regime_ratios_are_points_with_intervals_and_a_dashed_line_at_one(monkeypatch, tmp_path):
+    """A ratio's bar from an axis that does not start at 0 overstates differences: the
+    regime figure draws points (each policy's marker and colour) with their intervals, and
+    the line at 1 black and dashed."""
+    from analysis import regimes
+    figs = []
+    monkeypatch.setattr(regimes, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
+    table = pd.DataFrame([{"regime": r, "policy": p, "avg_ratio_mean": m, "avg_ratio_ci95": 0.05,
+                           "runs": 12} for r in ("random", "sha")
+                          for p, m in (("sincronia", 0.82), ("fair", 0.52))])
+    regimes.regimes_figure(table, "beamer", tmp_path)
+    ax = figs[0].axes[0]
+    from matplotlib.container import BarContainer
+    assert not any(isinstance(c, BarContainer) for c in ax.containers) and not ax.patches
+    ref = _line_at_one(ax)
+    assert _rgb(ref.get_color()) == (0.0, 0.0, 0.0) and ref.get_linestyle() == "--"
+    st = styles(["sincronia", "fair"])
+    for p in ("sincronia", "fair"):
+        (pts,) = [ln for ln in ax.get_lines() if ln.get_label() == f"/ {p}"]
+        assert pts.get_marker() == st[p].marker and pts.get_color() == st[p].colour
+        assert pts.get_linestyle() == "None" and list(pts.get_ydata()) == [
+            0.82 if p == "sincronia" else 0.52] * 2
+    # the axis is scaled to the points, not from 0: the lowest interval end is 0.47
+    assert 0.0 < ax.get_ylim()[0] <= 0.47
+    plt.close("all")
+
+
+def test_paired_figure_legend_is_neutral_and_line_at_one_dashed(monkeypatch, tmp_path):
+    from analysis import paired
+    figs = []
+    monkeypatch.setattr(paired, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
+    pr = pd.DataFrame([{"experiment": "tb", "reference": "beamer", "policy": p,
+                        "ratio_mean": m, "t95_low": m - 0.05, "t95_high": m + 0.05,
+                        "twin_ratio": m, "repetitions": 3}
+                       for p, m in (("beamer-sbssi", 1.03), ("sincronia", 0.9))])
+    paired.paired_figure(pr, tmp_path)
+    ax = figs[0].axes[0]
+    ref = _line_at_one(ax)
+    assert _rgb(ref.get_color()) == (0.0, 0.0, 0.0) and ref.get_linestyle() == "--"
+    legend = ax.get_legend()
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == ["emulated (mean, 95% t-interval)", "fluid twin"]
+    # black, no policy's colour (the policy of each point is its tick label)
+    colours = {_rgb(s.colour) for s in styles(registry()).values()}
+    for h in legend.legend_handles:
+        assert _rgb(h.get_markeredgecolor()) == (0.0, 0.0, 0.0), h.get_label()
+        assert _rgb(h.get_markeredgecolor()) not in colours
+    plt.close("all")
+
+
+def test_value_labels_clear_the_error_bars(monkeypatch):
+    """On a log axis each bar's value is printed above its bar and above its interval: no
+    label's box meets an error bar (its line or its cap)."""
+    figs = []
+    monkeypatch.setattr(plots, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
+    pols = registry()
+    means = (1.0, 1.1, 1.0, 1.22, 1.17, 1.97, 2.5, 1.1)
+    cis = (0.0, 0.2, 0.03, 0.15, 0.25, 0.6, 1.2, 0.2)
+    norm = pd.DataFrame([{"experiment": "e", "scenario": f"rate={r},pattern=ring", "policy": p,
+                          "ratio_mean": m * (1 + 0.02 * i), "ratio_ci95": c, "seeds": 3,
+                          "unit": "seeds"}
+                         for i, r in enumerate((0.5, 100, 200, 300))
+                         for p, m, c in zip(pols, means, cis)])
+    plots.normalised_bars(norm, "e", "beamer", None)
+    fig = figs[0]
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and len(ax.texts) == 4 * len(pols)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    cap = 2.0 * fig.dpi / 72  # capsize in pixels
+    boxes = []
+    for coll in ax.collections:  # the error bars' vertical lines
+        for seg in coll.get_segments():
+            (x0, y0), (x1, y1) = ax.transData.transform(seg)
+            boxes.append(matplotlib.transforms.Bbox([[min(x0, x1) - cap, min(y0, y1)],
+                                                     [max(x0, x1) + cap, max(y0, y1)]]))
+    assert len(boxes) >= 4 * (len(pols) - 1)
+    for t in ax.texts:
+        tb = t.get_window_extent(renderer)
+        assert not any(tb.overlaps(b) for b in boxes), t.get_text()
+        assert tb.y1 <= ax.get_window_extent(renderer).y1  # inside the axes
+    plt.close("all")

@@ -91,3 +91,56 @@ def test_written_tables_name_runs_relative_to_the_results_dir(tree, tmp_path):
     react = pd.read_csv(tables / "scheduler_reaction.csv")
     assert "run_dir" not in react and sorted(react["run"]) == ["tb/policy=beamer,seed=1",
                                                                "tb/policy=fair,seed=1"]
+
+
+def test_the_largest_capture_run_is_chosen_the_same_way_every_time():
+    """Most packets; two runs with as many: the one whose reader took longer (0.3 s over
+    0.1 s); equal times too: the first run name. Totals: 25 packets in 1.4 s = 17.857/s."""
+    from analysis.packet import reader_totals
+    reader = pd.DataFrame({"run": ["e/r1", "e/r2", "e/r3"], "packets": [10, 10, 5],
+                           "read_wall_s": [0.1, 0.3, 1.0], "run_wall_s": [5.0, 6.0, 7.0]})
+    for order in ([0, 1, 2], [2, 1, 0], [1, 0, 2]):
+        tot = reader_totals(reader.iloc[order])
+        assert tot["largest"]["run"] == "e/r2" and tot["tied"] == ["e/r1"]
+    assert tot["packets"] == 25 and tot["read_wall_s"] == pytest.approx(1.4)
+    assert tot["packets_per_s"] == pytest.approx(25 / 1.4)
+    same = reader.assign(read_wall_s=[0.3, 0.3, 1.0])
+    for order in ([0, 1, 2], [1, 0, 2]):
+        assert reader_totals(same.iloc[order])["largest"]["run"] == "e/r1"
+
+
+def _seeded_run(root, policy, seed, sct):
+    d = root / "tb" / f"policy={policy},seed={seed}"
+    d.mkdir(parents=True)
+    pd.DataFrame({"stage_id": ["s0"], "sct_s": [sct]}).to_csv(d / "stages.csv", index=False)
+    pd.DataFrame({"stage_id": ["s0"], "sct_s": [sct]}).to_csv(d / "stages_capture.csv",
+                                                             index=False)
+    (d / "run.json").write_text(json.dumps({
+        "backend": "mininet", "policy": policy, "experiment": "tb", "workload_seed": seed,
+        "avg_sct_s": sct, "avg_sct_capture_s": sct}))
+
+
+def test_both_ratio_columns_carry_their_interval(tmp_path):
+    """Two seeds: fair / beamer = 3 / 2 = 1.5 and 4 / 4 = 1.0, mean 1.25, sample sd
+    0.353553, standard error 0.25, t(0.975, 1 df) = 12.7062: half-width 3.1766, in the
+    capture column and in the reported one."""
+    tree = tmp_path / "res"
+    for seed, b, f in ((1, 2.0, 3.0), (2, 4.0, 4.0)):
+        _seeded_run(tree, "beamer", seed, b)
+        _seeded_run(tree, "fair", seed, f)
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    text = "\n".join(write_packet_tables(load_runs(tree), tables))
+    assert "| tb | all | fair | 2 | 3.500 | 3.500 | 1.250 ± 3.177 | 1.250 ± 3.177 |" in text
+    assert "per seed (tb)" in text
+
+
+def test_class_latency_is_not_repeated_when_the_reproduction_shows_it(tree, tmp_path):
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    runs = load_runs(tree)
+    text = "\n".join(write_packet_tables(runs, tables, latency_shown=True))
+    assert "## Packet level: priority isolation per run" in text
+    assert "| tb | policy=beamer,seed=1 | 0.0100 |" in text and "| 9.0 |" not in text
+    assert "\"Scheduler reaction per run\" table" in text
+    assert (tables / "scheduler_reaction.csv").exists()  # the table itself is still written

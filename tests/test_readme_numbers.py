@@ -68,3 +68,31 @@ def test_congestion_table_matches_the_records(records):
             if col.startswith("/ "):
                 assert float(cell) == pytest.approx(ratio.loc[key, col[2:]], abs=0.00051), (key, col)
         assert float(r["p99 / fair"]) == pytest.approx(p99.loc[key, "fair"], abs=0.0051), key
+
+
+def test_capture_reader_numbers_match_the_records(records):
+    """The README's capture-reader numbers (totals and the largest run, chosen as the
+    analysis chooses it: most packets, a tie to the longer read) are the committed
+    records', and the summary's line says the same."""
+    import re
+
+    from analysis.packet import capture_reader, reader_totals
+    runs, _ = records
+    tot = reader_totals(capture_reader(runs))
+    big = tot["largest"]
+    text = " ".join((REPO / "README.md").read_text().split())
+    m = re.search(r"the committed testbed runs: ([\d,]+) packets in ([\d.]+) s, ([\d,]+) "
+                  r"packets/s; the largest run's ([\d,]+) packets in ([\d.]+) s of its (\d+) s",
+                  text)
+    assert m, "the README's capture-reader sentence"
+    assert int(m[1].replace(",", "")) == tot["packets"]
+    assert m[2] == f"{tot['read_wall_s']:.2f}"
+    assert m[3] == f"{tot['packets_per_s']:,.0f}"
+    assert int(m[4].replace(",", "")) == big["packets"]
+    assert (m[5], m[6]) == (f"{big['read_wall_s']:.2f}", f"{big['run_wall_s']:.0f}")
+    exp, name = big["run"].split("/")
+    policy = dict(kv.split("=") for kv in name.split(","))["policy"]
+    assert f"`{exp}` `{policy}` over" in text
+    summary = (REPO / "results" / "summary.md").read_text()
+    assert (f"`{big['run']}`: {int(big['packets']):,} packets in {big['read_wall_s']:.2f} s "
+            f"of its {big['run_wall_s']:.0f} s wall time") in summary

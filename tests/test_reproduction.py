@@ -84,7 +84,7 @@ def test_targets_verdicts(tree, tmp_path):
     assert checks["median"]["holds"]
     assert checks["same"]["holds"]
     # fair rep 1 has class latency p95 25 ms > 20 ms
-    assert not checks["class"]["holds"] and "1 runs over" in checks["class"]["measured"]
+    assert not checks["class"]["holds"] and "1 run over" in checks["class"]["measured"]
     tables, figs = tmp_path / "tables", tmp_path / "figs"
     tables.mkdir()
     lines, paths = write_reproduction(load_runs(tree), tables, figs)
