@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from analysis.report import make_report
+from workloads.cli import run_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,4 +42,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)

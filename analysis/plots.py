@@ -12,9 +12,12 @@ title says when an interval comes from 2 values (t multiplier 12.7: very wide). 
 of a ratio or a time is positive: an interval whose lower end the axis cannot show (a
 symmetric t-interval of a positive ratio can reach 0 or below) is drawn down to the axis
 and ends there in ``CUT_MARKER``, with a note in the title, never cut silently
-(``interval_ends``, ``draw_intervals``). A log axis has its bottom under the smallest bar
-(``log_axis_bottom``) and each bar's value printed above the bar and its interval
-(``label_bar_values``); a linear one starts at 0 whenever an interval reaches below 0. The
+(``interval_ends``, ``draw_intervals``). On a log axis a ratio bar runs from the line at 1
+to its value, up above 1 and down below it (``ratio_bar_extents``: a bar's length is then
+the ratio's distance from 1 whatever the axis limits), the axis shows 1 and every bar end
+with its bottom under the smallest bar (``log_axis_bottom``), and each bar's value is
+printed above the bar and its interval (``label_bar_values``); on a linear axis a bar
+starts at 0, and the axis starts at 0 whenever an interval reaches below 0. The
 figure's CSV keeps every interval as computed. Every file ``_save`` writes is recorded
 (``analysis.load.note_written``), so that the report can remove the figures it no longer
 draws.
@@ -159,9 +162,22 @@ def draw_intervals(ax, x, mid, low, high, cut, colour: str = "black", capsize: f
                 clip_on=False, zorder=zorder + 2)
 
 
+def ratio_bar_extents(values, baseline: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper end of each ratio bar as drawn on a log axis: from ``baseline`` (1:
+    the policy as fast as the reference) to the bar's value, up for a value above it, down
+    for one below, none for one equal to it (both ends at 1); a NaN value: NaN ends (no
+    bar). A bar is drawn from its lower end with height upper - lower."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v)
+    low = np.where(ok, np.minimum(v, baseline), np.nan)
+    high = np.where(ok, np.maximum(v, baseline), np.nan)
+    return low, high
+
+
 def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | None = None) -> bool:
     """Log y axis (plain-number ticks) when the tallest bar dwarfs the median one; its
-    bottom is ``log_axis_bottom(values, lows)``."""
+    bottom is ``log_axis_bottom(values, lows)`` (under 1 and under every bar), its top
+    above 1 and above every end of ``tops``."""
     v = values[np.isfinite(values) & (values > 0)]
     if len(v) == 0:
         return False
@@ -169,7 +185,7 @@ def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | No
     if top / np.median(v) <= LOG_AXIS_SPREAD:
         return False
     ax.set_yscale("log")
-    ax.set_ylim(log_axis_bottom(values, lows), top * 1.3)
+    ax.set_ylim(log_axis_bottom(values, lows), max(top, 1.0) * 1.3)
     _log_ticks(ax)
     return True
 
@@ -187,17 +203,20 @@ LABEL_GAP = 1.04  # a value label starts this factor above its bar or its interv
 
 
 def label_bar_values(ax, data: pd.DataFrame, xs: dict, pols: list[str], high: np.ndarray,
-                     rotate: bool) -> None:
+                     rotate: bool, bar_tops: np.ndarray | None = None) -> None:
     """Print each bar's value (``data``'s ``ratio_mean``, one row per bar in ``pols`` then
-    scenario order, as ``normalised_bars`` builds it) above the bar and above its error
-    bar's top (``high``, NaN: none), so that a label never crosses an interval; then raise
-    the log y axis' top until every label is inside the axes."""
+    scenario order, as ``normalised_bars`` builds it) above the bar's upper end
+    (``bar_tops``, default the value; 1 for a bar drawn down from 1) and above its error
+    bar's top (``high``, NaN: none), so that a label never crosses a bar's end or an
+    interval; then raise the log y axis' top until every label is inside the axes."""
+    values = data["ratio_mean"].to_numpy(float)
+    bar_tops = values if bar_tops is None else np.asarray(bar_tops, dtype=float)
     texts = []
     for p in pols:
         at = (data["policy"] == p).to_numpy()
-        for xi, v, h in zip(xs[p], data.loc[at, "ratio_mean"], high[at]):
+        for xi, v, t, h in zip(xs[p], values[at], bar_tops[at], high[at]):
             if pd.notna(v):
-                base = max(v, h) if np.isfinite(h) else v
+                base = np.nanmax([v, t, h])
                 texts.append(ax.text(xi, base * LABEL_GAP, f"{v:.2f}", ha="center",
                                      va="bottom", fontsize=7, rotation=90 if rotate else 0))
     if not texts:
@@ -248,20 +267,28 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
                        means - half)
     bottom = ax.get_ylim()[0] if log else linear_axis_bottom(means - half)
     low, high, cut = interval_ends(means, half, bottom)
+    # a log axis has no 0: each bar runs from the line at 1 to its value; a linear one from 0
+    bar_low, bar_high = ratio_bar_extents(means) if log else (np.zeros(len(means)), means)
     for p in pols:
         at = (data["policy"] == p).to_numpy()  # this policy's rows, in scenario order
-        ax.bar(xs[p], means[at], width, label=p, color=st[p].colour, zorder=2)
+        # on a log axis an edge in the bar's colour keeps a bar at 1 (no length) visible
+        edge = {"edgecolor": st[p].colour, "linewidth": 1.5} if log else {}
+        ax.bar(xs[p], bar_high[at] - bar_low[at], width, bottom=bar_low[at], label=p,
+               color=st[p].colour, zorder=2, **edge)
         draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at])
     if not log and bottom is not None:
         ax.set_ylim(bottom=bottom)
     if log:  # bar heights are hard to read on a log axis: print them, above the interval
-        label_bar_values(ax, data, xs, pols, high, rotate=len(pols) * len(scen) > 10)
-    ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=4)
+        label_bar_values(ax, data, xs, pols, high, rotate=len(pols) * len(scen) > 10,
+                         bar_tops=bar_high)
+    # the line at 1 is the log bars' base: under them, so that a bar at 1 shows its colour;
+    # over the linear bars, which cover it
+    ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=1.5 if log else 4)
     long = max(len(t) for t in ticks) > 14
     ax.set_xticks(np.arange(len(scen)), ticks, rotation=20 if long else 0,
                   ha="right" if long else "center", fontsize=8 if long else 9)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(f"avg SCT / {reference}'s" + (" (log scale)" if log else ""))
+    ax.set_ylabel(f"avg SCT / {reference}'s" + ("\n(log scale, bars from 1)" if log else ""))
     unit = d["unit"].iloc[0] if "unit" in d and d["unit"].nunique() == 1 else "runs"
     ax.set_title(f"{experiment}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
                  f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}"

@@ -66,6 +66,30 @@ def test_fluid_run_on_a_closed_stdout_exits_quietly(files, tmp_path):
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
 
 
+def test_analysis_on_a_closed_stdout_exits_quietly(tmp_path):
+    from tests.test_report import write_tree
+    write_tree(tmp_path / "res")
+    r = on_closed_stdout("-m", "analysis", tmp_path / "res")
+    assert (r.returncode, r.stderr) == (CLOSED_STDOUT_STATUS, "")
+    assert (tmp_path / "res" / "summary.md").exists()  # the work is done, only the line is lost
+
+
+@pytest.mark.parametrize("path", ["analysis/__main__.py", "emulation/mininet/__main__.py"])
+def test_command_line_ends_through_run_cli(monkeypatch, path):
+    """Run as ``python -m``, the module hands its ``main`` to ``run_cli``. The Mininet
+    command line prints only after a run (root and a network), so this is how it is
+    checked: its ``__main__`` path, executed with ``run_cli`` replaced, calls it with its own
+    ``main`` (which is not called)."""
+    import runpy
+
+    import workloads.cli
+    handed = []
+    monkeypatch.setattr(workloads.cli, "run_cli", handed.append)
+    runpy.run_path(str(REPO / path), run_name="__main__")
+    assert len(handed) == 1 and handed[0].__name__ == "main"
+    assert handed[0].__code__.co_filename == str(REPO / path)
+
+
 def test_usage_errors_keep_their_status_and_message(files):
     r = on_closed_stdout("run_experiments.py", "--jobs", "0")
     assert r.returncode == 2 and r.stderr.splitlines()[-1].endswith(

@@ -107,3 +107,55 @@ def test_no_marker_where_every_interval_fits(monkeypatch, tmp_path):
     assert not [ln for ln in ax.get_lines() if ln.get_marker() == plots.CUT_MARKER]
     assert plots.CUT_NOTE not in ax.get_title()
     plt.close("all")
+
+
+def test_ratio_bar_extents_run_from_one_to_the_value():
+    low, high = plots.ratio_bar_extents([2.0, 0.5, 1.0, NAN, 1.25, 0.125])
+    # 2: up from 1 to 2; 0.5: down from 1 to 0.5; 1: no length (both ends at 1);
+    # NaN: no bar; 1.25: 1..1.25; 0.125: 0.125..1
+    assert low[[0, 1, 2, 4, 5]].tolist() == [1.0, 0.5, 1.0, 1.0, 0.125]
+    assert high[[0, 1, 2, 4, 5]].tolist() == [2.0, 1.0, 1.0, 1.25, 1.0]
+    assert math.isnan(low[3]) and math.isnan(high[3])
+
+
+def test_log_bars_are_drawn_from_one_and_the_axis_shows_every_end(drawn):
+    fig, _ = drawn
+    ax = fig.axes[0]
+    # one scenario: one bar per policy, in the policy's bar container
+    ends = {c.get_label(): sorted((c[0].get_y(), c[0].get_y() + c[0].get_height()))
+            for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)}
+    # beamer 1.0: 1..1 (no length); sincronia 0.6: down from 1; fair 8.0 and varys 1.2: up
+    assert ends["beamer"] == pytest.approx([1.0, 1.0])
+    assert ends["sincronia"] == pytest.approx([0.6, 1.0])
+    assert ends["fair"] == pytest.approx([1.0, 8.0])
+    assert ends["varys"] == pytest.approx([1.0, 1.2])
+    lo, hi = ax.get_ylim()
+    assert lo == pytest.approx(0.54) and hi >= 9.0 * 1.3  # fair's interval top 9, x 1.3
+    # each value label sits above its bar's upper end and its interval's top: sincronia's
+    # (bar 0.6..1, interval up to 1.5) at 1.5 x 1.04, varys' (1..1.2, up to 1.3) at 1.3 x 1.04
+    at = {t.get_text(): t.get_position()[1] for t in ax.texts}
+    assert at["0.60"] == pytest.approx(1.5 * plots.LABEL_GAP)
+    assert at["1.20"] == pytest.approx(1.3 * plots.LABEL_GAP)
+    assert at["1.00"] == pytest.approx(1.0 * plots.LABEL_GAP)
+
+
+def test_a_bar_down_from_one_has_its_label_above_one(monkeypatch, tmp_path):
+    figs = []
+    monkeypatch.setattr(plots, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
+    norm = norm_table()
+    norm.loc[norm["policy"] == "sincronia", "ratio_ci95"] = 0.05  # 0.55..0.65: under 1
+    plots.normalised_bars(norm, "e", "beamer", tmp_path)
+    ax = figs[0].axes[0]
+    at = {t.get_text(): t.get_position()[1] for t in ax.texts}
+    # the bar runs 0.6..1 and its interval ends at 0.65: the label starts at 1 x 1.04
+    assert at["0.60"] == pytest.approx(plots.LABEL_GAP)
+    plt.close("all")
+
+
+def test_a_log_axis_of_ratios_all_under_one_still_shows_one():
+    fig, ax = plt.subplots()
+    v = np.array([0.1, 0.1, 0.5])  # 0.5 / median 0.1 = 5 > 3: log axis
+    assert plots._maybe_log_y(ax, v, v)
+    # bottom 0.9 x 0.1 = 0.09 (under 0.8); top: 1 x 1.3 (1 is above every bar end, 0.5)
+    assert ax.get_ylim() == pytest.approx((0.09, 1.3))
+    plt.close("all")

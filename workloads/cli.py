@@ -1,7 +1,8 @@
 """How every command line of the project ends: ``run_cli(main)``.
 
-``run_experiments.py``, ``python -m emulation.fluid`` and ``python -m workloads`` call
-``run_cli(main)`` under ``if __name__ == "__main__"``: it exits with ``main()``'s status,
+``run_experiments.py``, ``python -m analysis``, ``python -m emulation.fluid``,
+``python -m emulation.mininet`` and ``python -m workloads`` call ``run_cli(main)`` under
+``if __name__ == "__main__"``: it exits with ``main()``'s status,
 and when the reader of standard output goes away early (``... --dry-run | head``) it
 exits quietly with status 141 (128 + SIGPIPE, what a tool the signal ends reports)
 instead of printing a BrokenPipeError traceback. A broken pipe that is not standard

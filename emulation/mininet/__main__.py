@@ -17,6 +17,7 @@ from emulation.scheduler import POLICIES
 from emulation.topology import add_topology_args, topology_config_from_args
 from workloads import coflow_benchmark
 from workloads.config import ConfigError
+from workloads.cli import run_cli
 from workloads.trace import TraceError
 
 
@@ -72,4 +73,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main)
