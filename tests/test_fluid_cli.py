@@ -369,3 +369,18 @@ def test_leaf_spine_idle_hosts_are_named(trace_file, tmp_path):
     # 2 per leaf divides 4: no note
     r = fluid(trace_file, tmp_path / "b", "--topology", "leaf_spine", "--hosts-per-leaf", "2")
     assert r.returncode == 0 and "hosts_per_leaf" not in r.stderr
+
+
+def test_both_command_lines_default_to_the_same_leaf_spine():
+    """The packet-level and the fluid command line build the same topology from the same
+    flags: their leaf-spine defaults are the [topology] table's (4 hosts per leaf, 2
+    spines, non-blocking)."""
+    import re
+    found = {}
+    for mod in ("emulation.fluid", "emulation.mininet"):
+        out = subprocess.run([PYTHON, "-m", mod, "--help"], cwd=REPO, capture_output=True,
+                             text=True, env={**os.environ, "COLUMNS": "200"}).stdout
+        found[mod] = {opt: re.search(rf"{opt} \S+ .*?\(default ([^)]+)\)", out).group(1)
+                      for opt in ("--hosts-per-leaf", "--spines", "--oversubscription")}
+    assert found["emulation.fluid"] == found["emulation.mininet"] == {
+        "--hosts-per-leaf": "4", "--spines": "2", "--oversubscription": "1"}

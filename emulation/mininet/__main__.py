@@ -14,7 +14,7 @@ from emulation.fluid.run import add_output_args
 from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
-from emulation.topology import add_topology_args, topology_config_from_args
+from emulation.topology import TopologyConfig, add_topology_args, topology_config_from_args
 from workloads import coflow_benchmark
 from workloads.config import ConfigError
 from workloads.cli import run_cli
@@ -27,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("trace", help="JSON trace (python -m workloads generate)")
     ap.add_argument("--policy", required=True, choices=sorted(POLICIES),
                     help="scheduling policy (required): %(choices)s")
-    add_topology_args(ap, hosts_per_leaf=2, spines=1, oversubscription=2.0)
+    # the same defaults as the fluid command line and the [topology] table
+    add_topology_args(ap, hosts_per_leaf=TopologyConfig.hosts_per_leaf,
+                      spines=TopologyConfig.num_spines,
+                      oversubscription=TopologyConfig.oversubscription)
     ap.add_argument("--link-rate-bps", type=float, default=10e9, metavar="BPS",
                     help="unscaled host link rate in bits per second (default 10e9 = "
                          "10 Gbit/s; emulated at BPS x --rate-scale)")
