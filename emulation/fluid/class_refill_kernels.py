@@ -162,6 +162,16 @@ def _rounds_k(k, r, nlive, level, tiny, g_w, g_ent, e_ptr, o_ptr, o_grp, cl, cnt
 
 
 @jit
+def _enqueue(x, k, queued, nxt, head):
+    """Put entry or group ``x`` on class k's list of changed ones (``head[k]``, linked
+    by ``nxt``) unless ``queued[x]`` says it is there already."""
+    if not queued[x]:
+        queued[x] = True
+        nxt[x] = head[k]
+        head[k] = x
+
+
+@jit
 def _set_input(e2, v, tiny, rin, e_cls, g_w, g_nfull, nfree, o_ptr, o_grp, echg, enext,
                chead, pending):
     """Entry ``e2`` reads the new input residual ``v``: keep the groups' counts of full
@@ -181,10 +191,7 @@ def _set_input(e2, v, tiny, rin, e_cls, g_w, g_nfull, nfree, o_ptr, o_grp, echg,
                 g_nfull[g] -= 1
                 if g_nfull[g] == 0 and g_w[g] > 0:
                     nfree[k2] += 1
-    if not echg[e2]:
-        echg[e2] = True
-        enext[e2] = chead[k2]
-        chead[k2] = e2
+    _enqueue(e2, k2, echg, enext, chead)
     pending[k2] = True
 
 
@@ -201,14 +208,8 @@ def drop_flow(g, k, g_w, g_ent, e_w, drop, g_nfull, nfree, echg, enext, chead, g
         if e >= 0:
             e_w[e] -= 1
             drop[e] += 1
-            if not echg[e]:
-                echg[e] = True
-                enext[e] = chead[k]
-                chead[k] = e
-    if not gchg[g]:
-        gchg[g] = True
-        gnext[g] = ghead[k]
-        ghead[k] = g
+            _enqueue(e, k, echg, enext, chead)
+    _enqueue(g, k, gchg, gnext, ghead)
     pending[k] = True
 
 
