@@ -7,23 +7,22 @@ Rows, in groups; every policy of the registry (``emulation.scheduler.POLICIES``)
 measured, so a new or replaced policy appears without editing this file:
 
 - FB2010 coflow-benchmark trace (``data/``; 526 coflows, 706,397 flows, 150 ports at
-  1 Gbit/s) under every policy in its default (published) reallocation mode
-  (``Policy.default_realloc``; target 2 s, 5 s for per-flow fair with exact reallocation),
-  fair with exact reallocation asking the policy at every event (``reuse_decisions=False``:
-  no compiled loop for the events that only complete flows; same records), fair with
-  coflow-level reallocation, and the offline Sincronia setting (all coflows at
-  t = 0, unlimited priority classes; target 10 s; its avg CCT is printed); Sincronia
-  with ``realloc="queues"`` (decisions at coflow events, rates re-shared at every flow
-  completion: the semantics of Sincronia's own simulator), online, and offline with
-  ``--queues-offline``; the other priority policies under ``queues`` with
-  ``--queues-all``.
-- HPO: a generated trace of >= 2,000 coflows on 32 hosts, every policy, exact per-flow
-  reallocation (the suite's semantics; target 30 s); beamer and sincronia with
-  ``realloc="queues"``.
+  1 Gbit/s) under every policy in its default reallocation mode (``Policy.realloc_mode``:
+  ``queues`` for the priority policies, ``coflow`` for Varys, ``flow`` for fair; target
+  2 s, 5 s for per-flow fair), fair with exact reallocation asking the policy at every
+  event (``reuse_decisions=False``: no compiled loop for the events that only complete
+  flows; same records), and the offline Sincronia setting (all coflows at t = 0,
+  unlimited priority classes, its default ``queues``: the semantics of Sincronia's own
+  simulator; target 10 s; its avg CCT is printed; about 3 minutes per repetition on a
+  2-core machine); with ``--fb-coflow`` every policy again under ``coflow`` (rates held
+  between coflow events: the ablation, a few seconds each). The reference row is FB varys
+  under ``coflow``.
+- HPO: a generated trace of >= 2,000 coflows on 32 hosts, every policy in its default
+  reallocation (target 30 s); beamer and sincronia with ``realloc="flow"``.
 - cluster: a 1,024-host leaf-spine (32 hosts per leaf, 16 spines and again 8 spines
   (``--cluster-spines``), 2:1 oversubscription) with 256 Hyperband apps arriving at 1
   app/s (each runs for minutes, so dozens overlap), packed placement (18,408 coflows),
-  every policy, exact per-flow reallocation; target 60 s and 4,096 MB peak RSS each;
+  every policy in its default reallocation; target 60 s and 4,096 MB peak RSS each;
   "x ref" is the time over the FB reference row (FB varys under ``coflow``) when the FB
   rows ran.
 - decide: one ``policy.decide`` on the busiest view of that cluster run (most active
@@ -305,13 +304,9 @@ def main() -> int:
                          "(target 1.5; compiles the kernels once, about a minute)")
     ap.add_argument("--cli-only", action="store_true",
                     help="only the --cli rows (about 3 minutes with --reps 3)")
-    ap.add_argument("--queues-all", action="store_true",
-                    help="add FB rows under realloc=queues for every other priority policy "
-                         "(the beamer variants, fifo_lm; fifo_lm's byte wake-ups keep it "
-                         "on the Python path, minutes)")
-    ap.add_argument("--queues-offline", action="store_true",
-                    help="add offline Sincronia on FB with realloc=queues (the setting of "
-                         "docs/sincronia-check.md; about 3 minutes per repetition on a 2-core machine)")
+    ap.add_argument("--fb-coflow", action="store_true",
+                    help="add FB rows of every other policy under realloc=coflow (rates "
+                         "held between coflow events; the ablation)")
     args = ap.parse_args()
     if args.reps < 1:
         ap.error("--reps must be >= 1")
@@ -339,37 +334,33 @@ def main() -> int:
 
     if not args.skip_fb:
         for p in sorted(POLICIES, key=lambda n: n != "varys"):
-            mode = POLICIES[p].default_realloc
+            mode = POLICIES[p].realloc_mode()
             sim_row("FB", "fb", p, mode, 5.0 if mode == "flow" else 2.0,
                     f"FB2010 {p} (default realloc={mode})")
         sim_row("FB", "fb", "fair", "flow", None,
                 "FB2010 fair (realloc=flow, policy asked at every event)", reuse=False)
-        sim_row("FB", "fb", "fair", "coflow", None, "FB2010 fair (realloc=coflow)")
-        sim_row("FB", "fb", "sincronia", POLICIES["sincronia"].default_realloc, 10.0,
-                "FB2010 sincronia offline, K=0 (avg CCT {cct:.2f} s)", offline=True)
-        sim_row("FB", "fb", "sincronia", "queues", None,
-                "FB2010 sincronia (realloc=queues; avg CCT {cct:.2f} s)")
-        if args.queues_all:
+        sim_row("FB", "fb", "sincronia", POLICIES["sincronia"].realloc_mode(), 10.0,
+                "FB2010 sincronia offline, K=0 (default realloc; avg CCT {cct:.2f} s)",
+                offline=True)
+        if args.fb_coflow:
             for p in sorted(POLICIES):
-                if p == "sincronia" or POLICIES[p].allocation != "priority" or p == "fair":
-                    continue
-                sim_row("FB", "fb", p, "queues", None,
-                        f"FB2010 {p} (realloc=queues; avg CCT {{cct:.2f}} s)")
-        if args.queues_offline:
-            sim_row("FB", "fb", "sincronia", "queues", None,
-                    "FB2010 sincronia offline, K=0, realloc=queues (avg CCT {cct:.2f} s)",
-                    offline=True)
+                if POLICIES[p].realloc_mode() != "coflow":
+                    sim_row("FB", "fb", p, "coflow", None,
+                            f"FB2010 {p} (realloc=coflow; avg CCT {{cct:.2f}} s)")
         refs["FB"] = next(r[1] for r in rows if r[0] == "FB")
     for p in sorted(POLICIES, key=lambda n: n != "fair"):
-        sim_row("HPO", "hpo", p, "flow", 30.0, f"HPO {p} ({{n}} coflows, realloc=flow)")
+        mode = POLICIES[p].realloc_mode()
+        sim_row("HPO", "hpo", p, mode, 30.0, f"HPO {p} ({{n}} coflows, default realloc={mode})")
     for p in ("beamer", "sincronia"):
-        sim_row("HPO", "hpo", p, "queues", None, f"HPO {p} ({{n}} coflows, realloc=queues)")
+        sim_row("HPO", "hpo", p, "flow", None, f"HPO {p} ({{n}} coflows, realloc=flow)")
     refs["HPO"] = next(r[1] for r in rows if r[0] == "HPO")
     if not args.skip_cluster:
         for spines in args.cluster_spines:
             for p in sorted(POLICIES, key=lambda n: n != "fair"):
-                sim_row("cluster", f"cluster{spines}", p, "flow", 60.0,
-                        f"cluster 1024 hosts, {spines} spines, {p} ({{n}} coflows, realloc=flow)")
+                mode = POLICIES[p].realloc_mode()
+                sim_row("cluster", f"cluster{spines}", p, mode, 60.0,
+                        f"cluster 1024 hosts, {spines} spines, {p} ({{n}} coflows, "
+                        f"default realloc={mode})")
         # x ref against the FB reference when the FB rows ran, else the first cluster row
         refs["cluster"] = refs.get("FB") or next(r[1] for r in rows if r[0] == "cluster")
         costs, nc, ns, nl = decision_costs(args.reps)

@@ -4,7 +4,7 @@
         [--draws 10] [--out research/data/twin_noise.json]
 
 Runs the fluid twin of a packet-level experiment (each policy with the reallocation its
-twin uses, ``runner.execute.twin_realloc``) on its trace, once as is and ``--draws``
+twin uses, ``Policy.realloc_mode``) on its trace, once as is and ``--draws``
 times with every released flow instance's bytes multiplied by ``1 + m * U`` (U uniform on
 [0, 2), one draw per flow instance, seeded by the draw number; mean slowdown ``1 + m``):
 a fluid stand-in for TCP moving a flow slower than its max-min rate, which the twin
@@ -35,10 +35,9 @@ def avg_sct_s(trace, topo, policy: str, *, noise: float, draw: int) -> float:
     """avg SCT of the twin of ``policy`` with per-flow-instance byte noise ``noise``."""
     from emulation.fluid.simulator import FluidSimulator
     from emulation.scheduler import make_policy
-    from runner.execute import twin_realloc
     pol = make_policy(policy)
     sim = FluidSimulator(trace, topo, pol, priority_classes=8,
-                         realloc=twin_realloc(policy) or pol.default_realloc)
+                         realloc=pol.realloc_mode())
     if noise > 0:
         rng = np.random.default_rng(draw)
         append = sim.state._append_active

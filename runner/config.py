@@ -60,11 +60,12 @@ class ExperimentSection:
     seeds: tuple[int, ...] = (1, 2, 3)
     priority_classes: int = 8
     release_at_zero: bool = False
-    # "flow" (the suite's default): every policy under the same exact rate semantics, so
-    # differences come from the orderings; "policy": each policy's published semantics
-    # (Policy.default_realloc, as the fluid CLI does); "coflow": coflow-level events;
-    # "queues": decisions at coflow-level events, rates at every flow completion
-    realloc: Literal["flow", "coflow", "queues", "policy"] = "flow"
+    # "policy" (the default): each policy as the packet backend runs it, decisions at its
+    # published events and rates as switch queues give them (Policy.realloc_mode);
+    # ablations: "flow" (every policy asked and rates recomputed at every flow
+    # completion), "coflow" (both at coflow-level events only), "queues" (decisions at
+    # coflow-level events, rates at every flow completion)
+    realloc: Literal["flow", "coflow", "queues", "policy"] = "policy"
     trace: str = ""
     figure: Literal["bars", "line"] = "bars"
     rate_scale: float = 0.003
@@ -80,6 +81,10 @@ class ExperimentSection:
             raise ConfigError(f"{where}: policies and seeds must not be empty")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
+        if self.backend == "mininet" and self.realloc != "policy":
+            raise ConfigError(f"{where}.realloc: the mininet backend runs each policy at its "
+                              f"published events (its twin: realloc \"policy\"); "
+                              f"realloc {self.realloc!r} applies to fluid runs only")
         if self.backend == "mininet" and not 1 <= self.priority_classes <= 8:
             raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
         if self.rate_scale <= 0 or self.time_scale <= 0:

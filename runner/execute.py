@@ -149,15 +149,6 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
                      lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
 
 
-def twin_realloc(policy: str) -> str | None:
-    """The fluid twin's reallocation mode for ``policy`` (None: the policy's own)."""
-    from emulation.scheduler import POLICIES
-    cls = POLICIES[policy]
-    if cls.allocation == "priority" and cls.default_realloc == "coflow":
-        return "queues"
-    return None
-
-
 def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
     """Packet-level run plus its fluid twin in ``twin/``, both in trace seconds.
 
@@ -172,9 +163,11 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     rates at every flow completion, as the queues and TCP do (``realloc="queues"``);
     Varys keeps its published semantics, MADD rates held between coflow events, which
     the agents enforce by pacing each flow; per-flow policies (fair sharing) are
-    recomputed at every event either way (``twin_realloc``)."""
+    recomputed at every event either way (``Policy.realloc_mode``, the fluid runs'
+    default too)."""
     from emulation.fluid.run import run_fluid
     from emulation.mininet.run import run_mininet
+    from emulation.scheduler import POLICIES
     from emulation.topology import TopologyConfig, build_topology
     from workloads import trace as trace_mod
     cfg = spec.experiment_cfg
@@ -188,7 +181,8 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     lb = json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"]  # unscaled trace
     twin = run_fluid(trace=trace, trace_path=trace_path, topology=build_topology(topo_cfg, trace.hosts),
                      policy=spec.policy, outdir=outdir / "twin",
-                     priority_classes=cfg["priority_classes"], realloc=twin_realloc(spec.policy),
+                     priority_classes=cfg["priority_classes"],
+                     realloc=POLICIES[spec.policy].realloc_mode(),
                      release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb,
                      extra={**_run_extra(spec), "twin_of": "mininet"})
     run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,

@@ -33,7 +33,7 @@ def avg_sct(tmp_path, t, policy, name):
     topo = build_topology(build(TopologyConfig, data["topology"], "topology"), t.hosts)
     tp = tmp_path / f"{name}.json"
     trace_mod.save(t, tp)
-    return run_fluid(trace=t, trace_path=tp, topology=topo, policy=policy, realloc="flow",
+    return run_fluid(trace=t, trace_path=tp, topology=topo, policy=policy,
                      outdir=tmp_path / f"{name}-{policy}", lb_avg_sct_s=1.0)["avg_sct_s"]
 
 

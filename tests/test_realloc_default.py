@@ -1,7 +1,8 @@
-"""The fluid CLI runs every policy under the suite's reallocation rule (``flow``) unless
-asked otherwise, says so before the run and records where the mode came from;
-``--realloc policy`` gives each policy's published semantics; a policy that declares none
-gets the suite's ``flow``, and the settings say it declares none."""
+"""The fluid CLI and the suite run every policy in its default mode unless asked
+otherwise (``policy``: as the packet backend enforces it, ``Policy.realloc_mode``), say so
+before the run and record where the mode came from; ``--realloc flow|coflow|queues`` runs
+every policy under one mode; a policy that declares no published mode gets ``flow``, and
+the settings say it declares none."""
 import dataclasses
 import json
 import subprocess
@@ -45,27 +46,43 @@ class Declared(Undeclared):
     default_realloc = "coflow"
 
 
-def test_a_policy_that_declares_no_mode_gets_the_suites():
-    """The base class's default is the suite's rule, ``flow``, and is not a declaration:
-    the Mininet scheduler asks such a policy at every flow completion and its fluid twin
-    recomputes at every flow completion (no "queues" override), as the suite does."""
-    from runner.execute import twin_realloc
+# the mode each shipped policy runs in by default, from what the packet backend enforces
+# (docs/design.md, section 6.3): a strict-priority policy deciding at coflow events has its
+# switch queues re-share the rates at every flow completion; Varys's agents pace MADD rates
+# held between coflow events; fair sharing is TCP's, per flow
+ENFORCED = {"varys": "coflow", "sincronia": "queues", "fifo_lm": "queues", "fair": "flow",
+            "beamer": "queues", "beamer-coflow": "queues", "beamer-sbssi": "queues",
+            "beamer-stage-only": "queues"}
+
+
+def test_each_policy_runs_as_the_packet_backend_enforces_it():
+    assert set(ENFORCED) == set(POLICIES)
+    for name, mode in ENFORCED.items():
+        assert POLICIES[name].realloc_mode() == mode, name
+
+
+class Paced(Declared):
+    name = "paced"
+    allocation = "madd"
+
+
+def test_a_policy_that_declares_no_mode_gets_flow():
+    """The base class's default, ``flow``, is not a declaration: the Mininet scheduler
+    asks such a policy at every flow completion and its fluid twin recomputes at every
+    flow completion."""
     assert Undeclared.default_realloc == "flow" and Undeclared.declared_realloc() is None
     assert Declared.declared_realloc() == "coflow"
     assert type("Derived", (Declared,), {}).declared_realloc() == "coflow"  # inherited
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(POLICIES, "undeclared", Undeclared)
-        mp.setitem(POLICIES, "declared", Declared)
-        assert twin_realloc("undeclared") is None  # run_fluid then takes "flow"
-        assert twin_realloc("declared") == "queues"
-    assert twin_realloc("beamer") == "queues" and twin_realloc("fair") is None  # as before
+    assert Undeclared.realloc_mode() == "flow"
+    assert Declared.realloc_mode() == "queues"
+    assert Paced.realloc_mode() == "coflow"  # MADD keeps its rates between coflow events
 
 
 @pytest.mark.parametrize("realloc,source,want", [
-    ("flow", "default", "realloc: flow (the default for every policy, as in the suite; "
-                        "undeclared declares no published mode)"),
-    ("policy", "--realloc", "realloc: flow (from --realloc: undeclared declares no published "
-                            "mode; using the suite's flow)"),
+    ("policy", "default", "realloc: flow (the default: undeclared declares no published "
+                          "mode)"),
+    ("policy", "--realloc", "realloc: flow (from --realloc: undeclared declares no "
+                            "published mode)"),
     ("coflow", "--realloc", "realloc: coflow (from --realloc; undeclared declares no "
                             "published mode)")])
 def test_settings_say_a_policy_declares_no_mode(monkeypatch, realloc, source, want):
@@ -76,19 +93,34 @@ def test_settings_say_a_policy_declares_no_mode(monkeypatch, realloc, source, wa
             "release_at_zero": False}
     lines = header("undeclared", big_switch(2, 10e9), TopologyConfig(), opts).splitlines()
     assert lines[1] == want
-    # a shipped policy still names its published mode
-    beamer = header("beamer", big_switch(2, 10e9), TopologyConfig(),
-                    {**opts, "realloc": "flow", "realloc_source": "default"}).splitlines()
-    assert beamer[1] == ("realloc: flow (the default for every policy, as in the suite; "
-                         "beamer's published mode is coflow: --realloc policy)")
     help_text = build_parser().format_help()
-    assert "  undeclared=flow (declares none: the suite's rule)" in help_text
-    assert "  beamer=coflow\n" in help_text
+    assert "  undeclared=flow (declares none) -> flow" in help_text
+    assert "  beamer=coflow -> queues\n" in help_text
+    assert "  varys=coflow -> coflow\n" in help_text
+
+
+@pytest.mark.parametrize("policy,opts,want", [
+    ("beamer", {"realloc": "policy", "realloc_source": "default"},
+     "realloc: queues (the default: beamer decides at coflow-level events as published, "
+     "its classes re-share the rates at every flow completion as switch queues do)"),
+    ("varys", {"realloc": "policy", "realloc_source": "default"},
+     "realloc: coflow (the default: varys's published mode)"),
+    ("fair", {"realloc": "policy", "realloc_source": "--realloc"},
+     "realloc: flow (from --realloc: fair's published mode)"),
+    ("beamer", {"realloc": "flow", "realloc_source": "--realloc"},
+     "realloc: flow (from --realloc; beamer's default is queues: --realloc policy)"),
+    ("varys", {"realloc": "coflow", "realloc_source": "--realloc"},
+     "realloc: coflow (from --realloc)")])
+def test_settings_name_the_mode_and_why(policy, opts, want):
+    from emulation.fluid.__main__ import header
+    from emulation.topology import TopologyConfig, big_switch
+    opts = {**opts, "priority_classes": 8, "release_at_zero": False}
+    assert header(policy, big_switch(2, 10e9), TopologyConfig(), opts).splitlines()[1] == want
 
 
 def test_cli_default_is_the_suites():
     suite = {f.name: f.default for f in dataclasses.fields(ExperimentSection)}["realloc"]
-    assert DEFAULT_REALLOC == suite == "flow"
+    assert DEFAULT_REALLOC == suite == "policy"
 
 
 @pytest.fixture(scope="module")
@@ -106,14 +138,13 @@ def run_cli(trace_file, out, policy, *flags):
 
 
 @pytest.mark.parametrize("policy,flag,want,is_default,source", [
-    # the default: flow for every policy, whatever it was published with
-    ("beamer", [], "flow", False, "default"), ("varys", [], "flow", False, "default"),
-    ("fair", [], "flow", False, "default"),
-    # each policy's published mode on request
-    ("beamer", ["--realloc", "policy"], "coflow", True, "--realloc"),
-    ("varys", ["--realloc", "policy"], "coflow", True, "--realloc"),
-    ("fair", ["--realloc", "policy"], "flow", True, "--realloc"),
-    # ablations
+    # the default: each policy as the packet backend enforces it
+    ("beamer", [], "queues", True, "default"), ("varys", [], "coflow", True, "default"),
+    ("fair", [], "flow", True, "default"),
+    ("beamer", ["--realloc", "policy"], "queues", True, "--realloc"),
+    # ablations: one mode for every policy
+    ("beamer", ["--realloc", "flow"], "flow", False, "--realloc"),
+    ("varys", ["--realloc", "flow"], "flow", False, "--realloc"),
     ("fair", ["--realloc", "coflow"], "coflow", False, "--realloc"),
     ("sincronia", ["--realloc", "queues"], "queues", False, "--realloc")])
 def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, want,
@@ -130,13 +161,14 @@ def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, w
     assert run["policy_default_realloc"] == POLICIES[policy].default_realloc
 
 
-def test_policies_compared_under_one_rule_by_default(trace_file, tmp_path):
-    """The README's everyday commands (no --realloc) run beamer and fair alike."""
-    modes = set()
+def test_policies_run_in_their_own_modes_by_default(trace_file, tmp_path):
+    """The README's everyday commands (no --realloc) run each policy in its own mode."""
+    modes = {}
     for p in ("beamer", "fair", "sincronia", "varys"):
         assert run_cli(trace_file, tmp_path / p, p).returncode == 0
-        modes.add(json.loads((tmp_path / p / "run.json").read_text())["realloc"])
-    assert modes == {"flow"}
+        modes[p] = json.loads((tmp_path / p / "run.json").read_text())["realloc"]
+    assert modes == {"beamer": "queues", "fair": "flow", "sincronia": "queues",
+                     "varys": "coflow"}
 
 
 def test_help_shows_each_policys_published_mode():
@@ -144,8 +176,8 @@ def test_help_shows_each_policys_published_mode():
                        text=True)
     text = " ".join(r.stdout.split())
     for name, cls in POLICIES.items():
-        assert f"{name}={cls.default_realloc}" in text
-    assert "default for every policy" in text and "policy: each policy's published mode" in text
+        assert f"{name}={cls.default_realloc} -> {cls.realloc_mode()}" in text
+    assert "policy (default, the suite's): each policy as the packet backend runs it" in text
 
 
 def test_cli_rejects_an_unknown_mode(trace_file, tmp_path):

@@ -306,18 +306,23 @@ def test_dask_local_starts_its_own_cluster(tmp_path):
     assert len(run_dirs(out)) == 12
 
 
-def test_realloc_policy_resolves_per_run(tmp_path):
-    """realloc = "policy" runs each policy in its published mode, recorded in run.json."""
-    from emulation.scheduler import POLICIES
+@pytest.mark.parametrize("line", ["", 'realloc = "policy"\n'])
+def test_realloc_policy_resolves_per_run(tmp_path, line):
+    """realloc = "policy", written or left out, runs each policy as the packet backend
+    enforces it (a priority policy published at coflow events under queues, Varys under
+    its published coflow, fair per flow), recorded in run.json."""
     cfg = write_cfg(tmp_path)
-    cfg.write_text(cfg.read_text().replace("[experiment]\n", '[experiment]\nrealloc = "policy"\n', 1))
+    cfg.write_text(cfg.read_text().replace("[experiment]\n", "[experiment]\n" + line, 1))
+    assert "realloc" not in cfg.read_text() or line
     out = tmp_path / "out"
     r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
     assert r.returncode == 0, r.stderr
     runs = [json.loads(p.read_text()) for p in (out / "tiny").glob("*/run.json")]
     assert len(runs) == 12
+    want = {"beamer": "queues", "sincronia": "queues", "fifo_lm": "queues", "fair": "flow",
+            "varys": "coflow", "beamer-sbssi": "queues"}
     for run in runs:
-        assert run["realloc"] == POLICIES[run["policy"]].default_realloc
+        assert run["realloc"] == want[run["policy"]], run["policy"]
         assert run["realloc_is_policy_default"] is True
 
 
@@ -398,6 +403,21 @@ def test_packet_level_repetitions_name_and_hash_each_run(tmp_path):
     assert len({s.config_hash for s in specs}) == 4
     assert [s.repetition for s in specs if s.policy == "fair"] == [0, 1]
     assert len(load_experiment(p, full=True)) == 6
+
+
+@pytest.mark.parametrize("mode", ["flow", "coflow", "queues"])
+def test_packet_level_experiment_rejects_a_fluid_realloc(tmp_path, mode):
+    """The packet backend decides at each policy's published events whatever the file
+    says: a realloc mode that would change only its twin is refused, naming the key."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    p = tmp_path / "pkt.toml"
+    p.write_text(PKT.format(reps=1).replace("[experiment]\n", f'[experiment]\nrealloc = "{mode}"\n'))
+    with pytest.raises(ConfigError, match=f"realloc: the mininet backend .* realloc '{mode}' "
+                                          "applies to fluid runs only"):
+        load_experiment(p, full=False)
+    p.write_text(PKT.format(reps=1).replace("[experiment]\n", '[experiment]\nrealloc = "policy"\n'))
+    assert len(load_experiment(p, full=False)) == 2
 
 
 def test_repetitions_rejected_for_the_deterministic_fluid_backend(tmp_path):

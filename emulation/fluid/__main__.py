@@ -6,14 +6,16 @@ avg CCT and avg SCT / lower bound (seconds). TRACE is a JSON trace (``python -m
 workloads generate``) or a coflow-benchmark text file (its ports become the hosts of a
 big switch, default port rate 1 Gbit/s).
 
-Reallocation (when rates are recomputed) is ``flow`` for every policy unless asked
-otherwise: the same rule as the experiment suite (``run_experiments.py``, ``realloc =
-"flow"``), so runs of different policies compare orderings, not rate semantics.
-``--realloc policy`` runs each policy as published (listed below; a policy that declares
-no ``default_realloc`` runs under ``flow``, and the settings say so). run.json records
-the mode (``realloc``) and where it came from (``realloc_source``). On the FB2010 trace
-``flow`` takes minutes for the priority policies (here sincronia about 95 s, varys 6 min);
-``--config experiments/fb.toml`` applies that experiment's ``coflow`` and 1 Gbit/s.
+Reallocation (when the policy decides and rates are recomputed) is ``policy`` unless
+asked otherwise, the same default as the experiment suite (``run_experiments.py``): each
+policy runs as the packet backend enforces it, deciding at its published events with the
+rates the switch queues give (``Policy.realloc_mode``, listed below): a priority policy
+that decides at coflow-level events gets ``queues`` (its classes re-share the rates at
+every flow completion), Varys its published ``coflow`` (MADD rates held between coflow
+events), per-flow fair sharing ``flow``. ``--realloc flow|coflow|queues`` runs every
+policy under one mode (ablations). run.json records the mode (``realloc``) and where it
+came from (``realloc_source``). On the FB2010 trace the ``queues`` policies take 20-45 s
+and ``flow`` minutes for the priority policies; ``--realloc coflow`` takes about 2 s.
 
 The lower bound (``avg_sct_over_lb``) is kept between runs in a cache directory
 (``--lb-cache-dir``; ``emulation/scheduler/lower_bound_cache.py`` says what its key holds):
@@ -52,7 +54,7 @@ REALLOC_CHOICES = (*REALLOC_MODES, "policy")
 EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
                        if f.default is not dataclasses.MISSING}
 TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
-DEFAULT_REALLOC = EXPERIMENT_DEFAULTS["realloc"]  # "flow"
+DEFAULT_REALLOC = EXPERIMENT_DEFAULTS["realloc"]  # "policy"
 BENCH_LINK_RATE_BPS = 1e9  # coflow-benchmark files: the FB2010 trace's 1 Gbit/s ports
 # [experiment] keys a single fluid run applies; the others are the suite runner's
 APPLIED_EXPERIMENT_KEYS = ("priority_classes", "realloc", "release_at_zero")
@@ -77,9 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m emulation.fluid", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="each policy's published reallocation (--realloc policy):\n" + "\n".join(
+        epilog="each policy's published decision events and the mode --realloc policy "
+               "(the default) runs it in:\n" + "\n".join(
             f"  {n}={POLICIES[n].default_realloc}"
-            + ("" if POLICIES[n].declared_realloc() else " (declares none: the suite's rule)")
+            + ("" if POLICIES[n].declared_realloc() else " (declares none)")
+            + f" -> {POLICIES[n].realloc_mode()}"
             for n in sorted(POLICIES))
         + "\n\nexamples:\n"
           "  python -m emulation.fluid runs/trace.json --policy beamer -o runs/out/beamer\n"
@@ -112,15 +116,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="release every app at t=0, ignoring arrival times (Sincronia's "
                          "offline setting; default: apps arrive as in the trace)")
     ap.add_argument("--realloc", choices=REALLOC_CHOICES, default=DEFAULT_REALLOC,
-                    help="when the policy decides and rates are recomputed. flow: at every "
-                         "flow completion too (exact; the suite's rule; default for every "
-                         "policy); coflow: only at coflow-level events (a coflow arrives or "
+                    help="when the policy decides and rates are recomputed. policy "
+                         "(default, the suite's): each policy as the packet backend runs "
+                         "it, listed below; flow: at every flow completion too, for every "
+                         "policy; coflow: only at coflow-level events (a coflow arrives or "
                          "completes, a stage starts or ends, a requested wake-up; Varys/"
                          "coflowsim semantics, fastest); queues: the policy decides at "
                          "coflow-level events, its classes re-share rates at every flow "
                          "completion (strict-priority switch queues, as Sincronia's own "
-                         "simulator; slower); policy: each policy's published mode "
-                         "(listed below; flow for a policy that declares none)")
+                         "simulator)")
     add_output_args(ap)
     ap.add_argument("--no-flows-csv", action="store_true",
                     help="do not write flows.csv (the per-flow rows: 706,397 for FB2010); "
@@ -305,18 +309,23 @@ def trace_topology(topo_cfg: TopologyConfig, trace_hosts: tuple[str, ...], *, tr
 def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
     """The settings of the run, 'name: value' lines, printed before it starts."""
     mode = opts["realloc"]
-    published = POLICIES[policy].declared_realloc()
-    used = POLICIES[policy].default_realloc if mode == "policy" else mode
+    cls = POLICIES[policy]
+    published, own = cls.declared_realloc(), cls.realloc_mode()
+    used = own if mode == "policy" else mode
     source = opts["realloc_source"]
-    why = ("the default for every policy, as in the suite" if source == "default"
-           else f"from {source}")
-    if published is None:  # the base class's default: the suite's rule
-        why += (f": {policy} declares no published mode; using the suite's {used}"
-                if mode == "policy" else f"; {policy} declares no published mode")
-    elif mode == "policy":
-        why += f": {policy}'s published mode"
-    elif used != published:
-        why += f"; {policy}'s published mode is {published}: --realloc policy"
+    why = "the default" if source == "default" else f"from {source}"
+    if mode == "policy":
+        if published is None:
+            why += f": {policy} declares no published mode"
+        elif used == published:
+            why += f": {policy}'s published mode"
+        else:
+            why += (f": {policy} decides at {published}-level events as published, its "
+                    f"classes re-share the rates at every flow completion as switch queues do")
+    elif published is None:
+        why += f"; {policy} declares no published mode"
+    elif used != own:
+        why += f"; {policy}'s default is {own}: --realloc policy"
     k = opts["priority_classes"]
     lines = [
         f"policy: {policy}",

@@ -40,8 +40,8 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
               write_flows: bool = True) -> dict[str, Any]:
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
 
-    ``realloc=None``: the policy's published semantics (``Policy.default_realloc``);
-    run.json records the mode used (``realloc``) and ``realloc_is_policy_default``, True
+    ``realloc=None``: the policy as the packet backend runs it (``Policy.realloc_mode``:
+    its published decision events, rates as switch queues give them); run.json records the mode used (``realloc``) and ``realloc_is_policy_default``, True
     exactly when the mode was taken from the policy because none was given (a mode
     given explicitly records False, even if it equals the policy's). ``allocation=None``:
     the policy's own (``Policy.allocation``); run.json records the one used.
@@ -59,7 +59,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     pol = make_policy(policy, **(policy_params or {}))
     realloc_default = realloc is None
     if realloc is None:
-        realloc = pol.default_realloc
+        realloc = pol.realloc_mode()
     sim = FluidSimulator(trace, topology, pol,
                          priority_classes=priority_classes, release_at_zero=release_at_zero,
                          realloc=realloc, allocation=allocation)

@@ -109,12 +109,11 @@ class Policy:
     coflow-level events (``"coflow"``: a coflow is released or completes, a stage starts
     or ends, a requested wake-up; a centralised coflow scheduler such as Varys or
     Sincronia) or at every flow completion too (``"flow"``: rates follow the transport
-    instantly, e.g. per-flow fair sharing). ``run_fluid`` uses it when given no mode: the
-    fluid CLI's ``--realloc policy`` and experiments with ``realloc = "policy"``; the
-    Mininet scheduler process asks a ``"coflow"`` policy only at coflow-level events, and
-    the fluid twin of a packet-level run follows it (``runner.execute.twin_realloc``);
-    run.json records the mode used. A policy that declares none gets ``"flow"``, the
-    suite's rule (``run_experiments.py``'s ``realloc = "flow"``), and
+    instantly, e.g. per-flow fair sharing). The Mininet scheduler process asks a
+    ``"coflow"`` policy only at coflow-level events. ``realloc_mode()`` turns it into the
+    fluid reallocation mode of a run given no mode (``run_fluid(realloc=None)``, the fluid
+    CLI's and the suite's default ``policy``, every packet-level run's twin); run.json
+    records the mode used. A policy that declares none gets ``"flow"`` and
     ``declared_realloc()`` is None: the fluid CLI says the policy declares no published
     mode instead of naming one.
 
@@ -141,6 +140,18 @@ class Policy:
             if "default_realloc" in vars(klass):
                 return vars(klass)["default_realloc"]
         return None
+
+    @classmethod
+    def realloc_mode(cls) -> str:
+        """The fluid reallocation mode that runs the policy as the packet backend enforces
+        it: decisions at its published events, rates as switch queues and TCP give them. A
+        priority policy deciding at coflow-level events gets ``"queues"`` (its classes
+        re-share the rates at every flow completion); a MADD policy keeps its published
+        mode (Varys: rates held between coflow events, as its agents pace them); a
+        per-flow policy gets ``"flow"``."""
+        if cls.allocation == "priority" and cls.default_realloc == "coflow":
+            return "queues"
+        return cls.default_realloc
 
     def prepare(self, *, coflow_sizes_bytes: np.ndarray) -> None:
         """Called once per run with trace-wide facts before the first event."""
