@@ -181,6 +181,7 @@ def paired_section(per_run: pd.DataFrame, tables: Path, figs: Path, reference: s
         lines.append("")
         lines.append(f"{r['experiment']}: {reference} vs sincronia, the t-interval excludes 1: "
                      f"**{'yes' if excl else 'no'}**; mean within {TWIN_TOLERANCE} of the twin's "
-                     f"ratio: **{'yes' if near else 'no'}** ({r['ratio_mean']:.3f} vs "
-                     f"{r['twin_ratio']:.3f}).")
+                     f"ratio: **{'yes' if near else 'no'}** ({r['ratio_mean']:.4f} vs "
+                     f"{r['twin_ratio']:.4f}, {abs(r['ratio_mean'] - r['twin_ratio']):.4f} "
+                     f"apart).")
     return lines, figs_out

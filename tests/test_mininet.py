@@ -112,6 +112,26 @@ def test_strict_priority_on_the_emulated_switch():
     assert a + b >= 0.85 * rate
 
 
+def test_hosts_run_tcp_without_timestamps_in_their_own_namespaces():
+    """Every emulated host has TCP timestamps off (no PAWS discards of segments a class
+    change delayed) and the 2 MB initial receive buffer; the machine's own settings are
+    left as they were."""
+    from emulation.mininet.net import build_net
+    from emulation.topology import big_switch
+    paths = [Path("/proc/sys/net/ipv4/tcp_timestamps"), Path("/proc/sys/net/ipv4/tcp_rmem")]
+    before = [p.read_text().split() for p in paths]
+    en = build_net(big_switch(3, 50e6), num_classes=8)
+    try:
+        for name in ("h0", "h1", "h2"):
+            h = en.host(name)
+            assert h.cmd("sysctl -n net.ipv4.tcp_timestamps").split() == ["0"], name
+            assert h.cmd("sysctl -n net.ipv4.tcp_rmem").split() == ["4096", "2097152", "6291456"]
+        assert [p.read_text().split() for p in paths] == before
+    finally:
+        en.stop()
+    assert [p.read_text().split() for p in paths] == before
+
+
 def _fluid_twin(trace_path: Path, policy: str) -> dict:
     """The fluid model of the UNSCALED trace: stage times in trace seconds, the time base of
     the Mininet records (independent of the emulation's scale factors)."""

@@ -6,6 +6,8 @@ link is a veth pair. Every egress (each switch port and each host NIC) gets the 
 queues of ``qos.py`` at the link's ``rate_bps`` (times the run's rate scale). Offloads
 (TSO/GSO/GRO) are switched off so HTB and the capture see wire-sized packets; links use
 9000-byte jumbo frames so headers cost 0.7% of the rate and the packet rate stays low.
+Hosts use a 5 ms minimum retransmission timeout, TCP without timestamps and a 2 MB
+initial receive buffer (``TCP_RMEM``), set in their own namespaces.
 
 Names carry a per-run prefix (``b<4 hex>``) so two runs cannot clash: bridges and the
 switch-side veth ends live in the root namespace. Hosts get 10.0.0.1.. in order.
@@ -23,6 +25,7 @@ from emulation.mininet.qos import htb_commands
 from emulation.topology import Topology
 
 MTU_BYTES = 9000  # jumbo frames: 99.3% payload efficiency (vs 95.6% at 1500), 6x fewer packets
+TCP_RMEM = "4096 2097152 6291456"  # hosts' TCP receive buffer: min, initial, max (bytes)
 
 
 def require_root() -> str | None:
@@ -107,6 +110,11 @@ def build_net(topo: Topology, *, num_classes: int) -> EmulatedNet:
             # floor (Linux default 200 ms) keeps it from idling long after it is promoted
             dev = h.intfList()[0].name
             h.cmd(f"ip route replace 10.0.0.0/16 dev {dev} src {ips[name]} rto_min 5ms")
+            # no TCP timestamps (this host's namespace only): a demoted flow's segments wait
+            # in a lower class while newer copies overtake them, and PAWS then discards the
+            # late original of a segment the receiver still needs; without timestamps the
+            # receiver's buffer autotuning lags, so it starts at 2 MB (docs/testbed.md, row 32)
+            h.cmd(f"sysctl -qw net.ipv4.tcp_timestamps=0 'net.ipv4.tcp_rmem={TCP_RMEM}'")
         return EmulatedNet(net=net, prefix=prefix, hosts=hosts, ips=ips, switch_ports=switch_ports)
     except BaseException:
         try:
