@@ -25,7 +25,7 @@ Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example
 ``--config``) is one experiment; ``testbed_ring.toml``, ``testbed_ps.toml`` and
 ``testbed_random.toml`` are the packet-level ones (they need root and are skipped with a
 note otherwise). Tables:
-``[experiment]`` (backend, policies, seeds, K, repetitions, ...; ``policies`` left out =
+``[experiment]`` (backend, policies, seeds, K, realloc, repetitions, ...; ``policies`` left out =
 every policy registered in ``emulation.scheduler.POLICIES``, in registry order: a policy
 added there runs in every such experiment, and the runs made before it stay done),
 ``[workload]`` (or ``experiment.trace`` = a trace file), ``[topology]``, ``[sweep]``
@@ -60,7 +60,8 @@ The analysis (``analysis/``) reports every policy that ran, in the registry orde
 (default ``beamer`` when it ran, else the first policy in that order).
 
 ``--verify`` (artifact evaluation) recomputes the fluid runs of the results directory
-(``--out``, default ``results/``; all of them or ``--sample N``) from their own
+the same command writes to (``--out``; else ``runs/<config stem>/`` with ``--config``,
+``results/`` without it; all of them or ``--sample N``) from their own
 ``run_config.json`` into a temporary directory and compares each with the committed
 records: avg SCT, p95 SCT and every stage's SCT must be equal exactly (the fluid
 simulator is deterministic). Packet-level (Mininet) runs are listed as not recomputed:
@@ -84,8 +85,8 @@ import sys
 from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
-from runner.execute import (backend_of, committed_runs, relabel, run_all, run_status,
-                            stale_runs)
+from runner.execute import (backend_of, committed_runs, relabel, resolved_realloc, run_all,
+                            run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -128,6 +129,11 @@ def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Na
         s = different[0]
         old = status[(s.experiment, s.name)][1]
         more = f"; {len(different) - 1} more run directories too" if len(different) > 1 else ""
+        if old and old.startswith("realloc "):
+            return (f"{_shown(out / s.experiment / s.name)} holds a run recorded under {old}, "
+                    f"and this config runs {s.policy} under realloc {resolved_realloc(s)} "
+                    f"(its default_realloc or allocation differs from the run's{more}); pass "
+                    f"--force to replace {'them' if more else 'it'}")
         return (f"{_shown(out / s.experiment / s.name)} holds a different run (config hash "
                 f"{old or 'unreadable'}, this config's {s.config_hash}{more}); pass --force to "
                 f"replace {'them' if more else 'it'}")
@@ -168,9 +174,10 @@ def main(argv: list[str] | None = None) -> int:
                          "of --jobs single-threaded worker processes on this machine)")
     ap.add_argument("--no-analysis", action="store_true", help="skip figures and summary")
     ap.add_argument("--verify", action="store_true",
-                    help="recompute the fluid runs of --out (default results/) into a temporary "
-                         "directory and compare them exactly with the committed records; "
-                         "exit 1 on a mismatch")
+                    help="recompute the fluid runs of the directory the same command writes "
+                         "to (--out; else runs/<config stem>/ with --config, runs/full/ with "
+                         "--full, results/ without either) into a temporary directory and "
+                         "compare them exactly with its records; exit 1 on a mismatch")
     ap.add_argument("--sample", type=int, default=0, metavar="N",
                     help="with --verify: recompute a seeded random sample of N fluid runs "
                          "(default 0 = all)")
@@ -182,7 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.sample and not args.verify:
         ap.error("--sample needs --verify")
     if args.verify:
-        return verify((args.out or REFERENCE_DIR).resolve(), sample=args.sample, jobs=args.jobs)
+        target = (args.out or default_out(args.config, full=args.full)).resolve()
+        if not target.is_dir():
+            print(f"error: --verify: {_shown(target)} is not a results directory (run the "
+                  "same command without --verify first, or name one with --out)",
+                  file=sys.stderr)
+            return 2
+        return verify(target, sample=args.sample, jobs=args.jobs)
     configs = args.config or suite_configs()
     try:
         specs, notes, config_notes = collect_specs(configs, full=args.full, backend=args.backend)
@@ -221,8 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         replaced = "replaced (--force)" if args.force else "--force replaces it"
         for s in specs:
-            st = status[(s.experiment, s.name)][0]
+            st, old = status[(s.experiment, s.name)]
             shown = {"different": f"different run: {replaced}"}.get(st, st)
+            if st == "different" and old and old.startswith("realloc "):
+                shown = (f"different run: recorded under {old}, this config's is "
+                         f"realloc {resolved_realloc(s)}; {replaced}")
             if (s.experiment, s.name) in relabelled_names:
                 shown = "done; another description or figure, rewritten by a run"
             print(f"{s.experiment}/{s.name}  ({shown})")

@@ -367,6 +367,26 @@ def tables_lines(ref: str, written: list[str], headroom: str | None = None) -> l
     return lines
 
 
+def realloc_lines(runs, pols) -> list[str]:
+    """One line naming each policy's reallocation mode in the fluid runs (run.json
+    ``realloc``; a policy run under several modes lists each with its count of runs)."""
+    if "realloc" not in runs or "backend" not in runs:
+        return []
+    fluid = runs[(runs["backend"] == "fluid") & runs["realloc"].notna()]
+    parts = []
+    for p in pols:
+        counts = fluid.loc[fluid["policy"] == p, "realloc"].value_counts()
+        if len(counts) == 1:
+            parts.append(f"`{p}` {counts.index[0]}")
+        elif len(counts) > 1:
+            parts.append(f"`{p}` " + ", ".join(f"{m} ({n} run{'s' if n != 1 else ''})" for m, n in counts.items()))
+    if not parts:
+        return []
+    return ["", "Reallocation mode of the fluid runs (run.json `realloc`; `queues`: decisions "
+            "at coflow events, rates re-shared at every flow completion; `coflow`: both at "
+            "coflow events; `flow`: both at every flow completion): " + "; ".join(parts) + "."]
+
+
 def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: str | None,
                 without_ref: list[str], fidelity=None, more_lines: list[str] = (),
                 figure_notes: list[str] = (), written: list[str] = (),
@@ -383,6 +403,7 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
              "back at its default).",
              "", reference_note(ref, requested),
              f"Policies in the records (registry order): {', '.join(f'`{p}`' for p in pols)}.",
+             *realloc_lines(runs, pols),
              "", f"## {ref}'s reduction of average SCT vs each other policy", "",
              f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
              f"(ratio taken per run against {ref}'s run of the same trace: "

@@ -256,7 +256,9 @@ def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
     only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` (same ``run_key``; the hash found is
     then not the spec's, and ``relabel`` writes the spec's labels); one holding another
     run (or an unreadable run_config.json) is a different run, replaced only with
-    ``--force``."""
+    ``--force``, and so is a fluid run recorded under another reallocation mode than the
+    spec resolves to (``resolved_realloc``; the second value is then ``"realloc MODE"``,
+    the recorded mode)."""
     d = out_root / spec.experiment / spec.name
     if not d.exists():
         return "to run", None
@@ -266,7 +268,34 @@ def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
         same = old == spec.config_hash or run_key(stored) == spec.run_key
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         old, same = None, False
+    if same:
+        recorded, wanted = recorded_realloc(d), resolved_realloc(spec)
+        if recorded is not None and wanted is not None and recorded != wanted:
+            return "different", f"realloc {recorded}"
     return ("done" if same else "different"), old
+
+
+def resolved_realloc(spec: RunSpec) -> str | None:
+    """The reallocation mode a fluid run of ``spec`` uses: ``experiment.realloc``, or for
+    ``"policy"`` the policy's ``realloc_mode()`` as registered now (None: a packet-level
+    run). A run recorded under another mode (its policy's ``default_realloc`` or
+    ``allocation`` changed since) is a different run although its config hash is the same."""
+    if spec.backend != "fluid":
+        return None
+    mode = spec.experiment_cfg.get("realloc", "policy")
+    if mode != "policy":
+        return mode
+    from emulation.scheduler import POLICIES
+    cls = POLICIES.get(spec.policy)
+    return cls.realloc_mode() if cls is not None else None
+
+
+def recorded_realloc(run_dir: Path) -> str | None:
+    """The reallocation mode a run directory's run.json records (None if unreadable)."""
+    try:
+        return json.loads((run_dir / "run.json").read_text()).get("realloc")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def relabel(spec: RunSpec, out_root: Path) -> None:

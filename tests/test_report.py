@@ -479,3 +479,19 @@ def test_the_unit_of_the_ratios_is_named_per_experiment():
     assert ratio_unit_note(norm) == ("per repetition of one seed in tb; per seed in every other "
                                      "experiment")
     assert ratio_unit_note(norm[norm["experiment"] != "tb"]) == "per seed in every experiment"
+
+
+def test_summary_names_each_policys_reallocation_mode():
+    """One mode per policy, or each mode with its count when a policy ran under several;
+    packet-level runs (no fluid mode) are left out."""
+    import pandas as pd
+
+    from analysis.report import realloc_lines
+    runs = pd.DataFrame({"policy": ["beamer", "beamer", "fair", "lifo", "lifo", "varys"],
+                         "backend": ["fluid", "mininet", "fluid", "fluid", "fluid", "fluid"],
+                         "realloc": ["queues", None, "flow", "flow", "queues", "coflow"]})
+    [blank, line] = realloc_lines(runs, ["beamer", "fair", "lifo", "varys"])
+    assert blank == ""
+    assert line.endswith("`beamer` queues; `fair` flow; `lifo` flow (1 run), queues (1 run); "
+                         "`varys` coflow.")
+    assert realloc_lines(runs.drop(columns="realloc"), ["beamer"]) == []

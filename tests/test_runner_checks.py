@@ -177,6 +177,42 @@ def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
     assert sorted(p.name for p in (out / "one").iterdir()) == [old.name, "traces"]
 
 
+def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
+        tmp_path, monkeypatch, capsys):
+    """Same config hash, but the policy's default_realloc changed since the run (fair made
+    a coflow-level priority policy: realloc "policy" resolves to queues, the run recorded
+    flow): the run is a different run, the dry run and the refusal say which modes, and
+    --force reruns it under the new mode."""
+    import json
+
+    import run_experiments as rx
+    from emulation.scheduler import POLICIES
+    from runner.config import load_experiment
+    from runner.execute import resolved_realloc, run_status
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    [spec] = load_experiment(cfg, full=False)
+    run_json = out / "one" / spec.name / "run.json"
+    assert json.loads(run_json.read_text())["realloc"] == "flow"
+    assert run_status(spec, out) == ("done", spec.config_hash)
+    with monkeypatch.context() as m:
+        m.setitem(POLICIES, "fair", type("Fair", (POLICIES["fair"],), {"default_realloc": "coflow"}))
+        assert resolved_realloc(spec) == "queues"
+        assert run_status(spec, out) == ("different", "realloc flow")
+        capsys.readouterr()
+        assert rx.main([*args, "--dry-run"]) == 2
+        got = capsys.readouterr()
+        assert (f"one/{spec.name}  (different run: recorded under realloc flow, this config's "
+                "is realloc queues; --force replaces it)") in got.out
+        assert "holds a run recorded under realloc flow, and this config runs fair under " \
+               "realloc queues" in got.err
+        assert rx.main([*args, "--force"]) == 0
+        assert json.loads(run_json.read_text())["realloc"] == "queues"
+        assert run_status(spec, out) == ("done", spec.config_hash)
+    assert run_status(spec, out) == ("different", "realloc queues")  # the registry restored
+
+
 def test_commit_keeps_the_older_run_when_the_rename_fails(tmp_path, monkeypatch):
     import os
     import runner.execute as rexec

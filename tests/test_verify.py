@@ -76,3 +76,15 @@ def test_table_columns_fit_the_longest_experiment_name():
     for head in ("runs", "recomputed", "pass", "FAIL", "not recomputed"):
         end = lines[0].index(head) + len(head) - 1
         assert all(line[end].isdigit() and line[end + 1] == " " for line in lines[1:]), head
+
+
+def test_verify_checks_the_directory_the_same_command_writes(tmp_path, capsys, monkeypatch):
+    """--config without --out: the config's own runs/<stem>/ (an error naming it while it
+    does not exist), not the committed results/."""
+    import run_experiments as rx
+    monkeypatch.setattr(rx, "RUNS_DIR", tmp_path / "runs")
+    cfg = tmp_path / "mine.toml"
+    cfg.write_text("[experiment]\nname = 'mine'\n")
+    assert rx.main(["--verify", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "--verify:" in err and "mine is not a results directory" in err

@@ -219,9 +219,11 @@ def read_config(path: Path) -> tuple[dict, dict, list[str]]:
         unused.append(f"{', '.join(runner)} (the suite runner's: run_experiments.py)")
     notes = []
     if unused:
-        notes.append(f"note: {path}: applied [topology] and experiment."
-                     f"{{{','.join(APPLIED_EXPERIMENT_KEYS)}}}; not used by a fluid run: "
-                     + "; ".join(unused))
+        applied = (["[topology]"] if "topology" in data else []) + [
+            f"experiment.{k}" for k in APPLIED_EXPERIMENT_KEYS if k in exp]
+        notes.append(f"note: {path}: "
+                     + (f"applied {', '.join(applied)}; " if applied else "")
+                     + "not used by a fluid run: " + "; ".join(unused))
     return topo, {k: exp[k] for k in APPLIED_EXPERIMENT_KEYS if k in exp}, notes
 
 
