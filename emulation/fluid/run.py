@@ -41,7 +41,8 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
 
     ``realloc=None``: the policy as the packet backend runs it (``Policy.realloc_mode``:
-    its published decision events, rates as switch queues give them); run.json records the mode used (``realloc``) and ``realloc_is_policy_default``, True
+    its published decision events, rates as switch queues give them); run.json records
+    the mode used (``realloc``) and ``realloc_is_policy_default``, True
     exactly when the mode was taken from the policy because none was given (a mode
     given explicitly records False, even if it equals the policy's). ``allocation=None``:
     the policy's own (``Policy.allocation``); run.json records the one used.
