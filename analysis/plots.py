@@ -446,7 +446,7 @@ def lb_ratio(runs: pd.DataFrame, out: Path, styles: dict[str, Style] | None = No
     ax.set_yticklabels(exps, rotation=0, fontsize=9)
     ax.set_xlabel("policy")
     ax.set_ylabel("experiment")
-    ax.set_title("Distance from the provable lower bound (1 = optimal)\nmean over each "
+    ax.set_title("Distance from the provable lower bound (1 = at the bound)\nmean over each "
                  "experiment's runs (scenarios x seeds); blank: no runs", fontsize=10)
     data = g.reset_index().rename(columns={"mean": "avg_sct_over_lb_mean", "size": "runs"})
     data = data.assign(_r=data["policy"].map(order.index)).sort_values(

@@ -50,7 +50,7 @@ from analysis.policies import (choose_reference, policy_order, reference_note, s
 # swept parameter -> (x label, log2 x axis) of the line figures (experiments with
 # ``figure = "line"``); other parameters get their own name and a linear axis
 PARAM_LABELS = {
-    "workload.arrival_rate_per_s": ("app arrival rate (apps/s)", False),
+    "workload.arrival_rate_per_s": ("tuning-job arrival rate (jobs/s)", False),
     "experiment.priority_classes": ("priority classes K", True),
     "workload.num_hosts": ("hosts", True),
 }
