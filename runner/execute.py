@@ -282,12 +282,9 @@ def resolved_realloc(spec: RunSpec) -> str | None:
     ``allocation`` changed since) is a different run although its config hash is the same."""
     if spec.backend != "fluid":
         return None
-    mode = spec.experiment_cfg.get("realloc", "policy")
-    if mode != "policy":
-        return mode
     from emulation.scheduler import POLICIES
     cls = POLICIES.get(spec.policy)
-    return cls.realloc_mode() if cls is not None else None
+    return cls.resolve_realloc(spec.experiment_cfg["realloc"]) if cls is not None else None
 
 
 def recorded_realloc(run_dir: Path) -> str | None:

@@ -76,6 +76,9 @@ def test_a_policy_that_declares_no_mode_gets_flow():
     assert Undeclared.realloc_mode() == "flow"
     assert Declared.realloc_mode() == "queues"
     assert Paced.realloc_mode() == "coflow"  # MADD keeps its rates between coflow events
+    # a run asked for "policy" (or no mode) takes realloc_mode(); any other mode is kept
+    assert [Declared.resolve_realloc(m) for m in (None, "policy", "flow", "coflow")] == [
+        "queues", "queues", "flow", "coflow"]
 
 
 @pytest.mark.parametrize("realloc,source,want", [

@@ -313,7 +313,7 @@ def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
     mode = opts["realloc"]
     cls = POLICIES[policy]
     published, own = cls.declared_realloc(), cls.realloc_mode()
-    used = own if mode == "policy" else mode
+    used = cls.resolve_realloc(mode)
     source = opts["realloc_source"]
     why = "the default" if source == "default" else f"from {source}"
     if mode == "policy":

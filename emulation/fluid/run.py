@@ -60,7 +60,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     pol = make_policy(policy, **(policy_params or {}))
     realloc_default = realloc is None
     if realloc is None:
-        realloc = pol.realloc_mode()
+        realloc = pol.resolve_realloc(None)
     sim = FluidSimulator(trace, topology, pol,
                          priority_classes=priority_classes, release_at_zero=release_at_zero,
                          realloc=realloc, allocation=allocation)

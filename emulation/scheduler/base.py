@@ -153,6 +153,12 @@ class Policy:
             return "queues"
         return cls.default_realloc
 
+    @classmethod
+    def resolve_realloc(cls, mode: str | None) -> str:
+        """The mode a run asked for ``mode`` uses: ``realloc_mode()`` for None or
+        ``"policy"`` (the default of the CLIs and the suite), else ``mode`` itself."""
+        return cls.realloc_mode() if mode in (None, "policy") else mode
+
     def prepare(self, *, coflow_sizes_bytes: np.ndarray) -> None:
         """Called once per run with trace-wide facts before the first event."""
 
