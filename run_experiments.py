@@ -37,10 +37,12 @@ hash, so an interrupted suite resumes where it stopped. A directory that holds a
 different run (another config hash: the config changed) is replaced only with
 ``--force``; without it the runner stops before any run and names the directory
 (``--dry-run`` prints the same error and exits with the same status, 2). The
-labels ``[experiment] description`` and ``figure`` are not part of what makes a run
-different: after an edit of them alone every run stays done (``--dry-run`` says so), and
-the next run without ``--dry-run`` writes the new labels into each run's
-``run_config.json`` (the analysis reads the figure kind there) and keeps the records.
+labels ``[experiment] description`` and ``figure`` and the run lists ``policies``,
+``seeds`` and ``repetitions`` are not part of what makes a run different: after an edit
+of them alone every run still listed stays done (``--dry-run`` says so; a policy, seed or
+repetition added is a run to run), and the next run without ``--dry-run`` writes the new
+labels and lists into each run's ``run_config.json`` (the analysis reads the figure kind
+there) and keeps the records.
 Bad configs fail before any run starts, ``--dry-run`` included, with one line ``error:
 FILE: ...`` naming the key and exit status 2, and nothing is written: an unknown or
 mistyped key, a value out of range, a ``[workload]`` key no tuner of the file reads at
@@ -221,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     status = {(s.experiment, s.name): run_status(s, out) for s in specs}
     different = [s for s in specs if status[(s.experiment, s.name)][0] == "different"]
     todo = [s for s in specs if status[(s.experiment, s.name)][0] != "done"]
-    # done, but recorded with another description or figure: rewritten before the runs
+    # done, but recorded with another description, figure or run list: rewritten first
     relabelled = [s for s in specs if status[(s.experiment, s.name)][0] == "done"
                   and status[(s.experiment, s.name)][1] != s.config_hash]
     relabelled_names = {(s.experiment, s.name) for s in relabelled}
@@ -240,13 +242,14 @@ def main(argv: list[str] | None = None) -> int:
                 shown = (f"different run: recorded under {old}, this config's is "
                          f"realloc {resolved_realloc(s)}; {replaced}")
             if (s.experiment, s.name) in relabelled_names:
-                shown = "done; another description or figure, rewritten by a run"
+                shown = "done; another description, figure or run list, rewritten by a run"
             print(f"{s.experiment}/{s.name}  ({shown})")
         if stale_note:
             print(stale_note)
         print(f"{len(specs)} runs into {where}: {n_done} done (same config hash"
-              + (f"; {len(relabelled)} of them record another [experiment] description or "
-                 "figure, which a run rewrites" if relabelled else "")
+              + (f"; {len(relabelled)} of them record another [experiment] description, "
+                 "figure or run list (policies, seeds, repetitions), which a run rewrites"
+                 if relabelled else "")
               + f"), {len(todo) - len(different)} to run"
               + (f", {len(different)} directories hold a different run" if different else "")
               + ("; a run stops before any of them (error below)" if refusal else ""))

@@ -133,8 +133,9 @@ class TopologyConfig:
             raise ConfigError(f"{where}.num_hosts: must be >= 0")
         if self.oversubscription <= 0:
             raise ConfigError(f"{where}.oversubscription: must be > 0")
-        if self.hosts_per_leaf < 1 or self.num_spines < 1:
-            raise ConfigError(f"{where}.hosts_per_leaf/num_spines: must be >= 1")
+        for key in ("hosts_per_leaf", "num_spines"):
+            if getattr(self, key) < 1:
+                raise ConfigError(f"{where}.{key}: must be >= 1, got {getattr(self, key)}")
 
 
 def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...], *,

@@ -11,7 +11,8 @@ the ``[workload]`` keys no tuner reads at any point: ``sweep_points``,
 policies a file without ``[experiment] policies`` runs (``registered_policies``: every
 policy of the registry), and the hashes that identify a run (``RunSpec.config_hash``:
 its whole config, recorded in its directory; ``run_key``: the same without the labels of
-``COSMETIC_EXPERIMENT_KEYS``, what decides whether a directory holds the run;
+``COSMETIC_EXPERIMENT_KEYS`` and the run lists of ``RUN_LIST_EXPERIMENT_KEYS``, what
+decides whether a directory holds the run;
 ``content_key``: what its records depend on). Nothing here runs anything or writes a
 file; the CLIs of ``workloads`` and ``emulation.fluid`` import the schema from here to
 validate a config.
@@ -45,6 +46,10 @@ SHIPPED_POLICIES = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-onl
 # in them is the same run (``run_key``): it stays done, and the runner rewrites them in
 # place. ``name`` is not one: it names the run directories.
 COSMETIC_EXPERIMENT_KEYS = ("description", "figure")
+# the lists that say which runs a file holds, recorded like the labels; a run's own policy,
+# seed and repetition are fields of its config, so a run stays the same run when a policy,
+# a seed or repetitions are added to (or removed from) its file
+RUN_LIST_EXPERIMENT_KEYS = ("policies", "seeds", "repetitions")
 
 
 @dataclass(frozen=True)
@@ -134,17 +139,20 @@ class RunSpec:
     @property
     def run_key(self) -> str:
         """``run_key`` of this run's config: equal for two configs that differ only in
-        ``COSMETIC_EXPERIMENT_KEYS`` (and the trace file's location)."""
+        ``COSMETIC_EXPERIMENT_KEYS``, ``RUN_LIST_EXPERIMENT_KEYS`` (and the trace file's
+        location)."""
         return run_key(self.config)
 
 
 def run_key(config: dict[str, Any]) -> str:
     """What decides whether a run directory holds a run: the hash of a run's config
     (``RunSpec.config``, or a run_config.json as read back, its ``config_hash`` ignored)
-    without the trace file's location and the labels of ``COSMETIC_EXPERIMENT_KEYS``."""
+    without the trace file's location, the labels of ``COSMETIC_EXPERIMENT_KEYS`` and the
+    run lists of ``RUN_LIST_EXPERIMENT_KEYS``."""
     cfg = {k: v for k, v in config.items() if k != "config_hash"}
+    skip = COSMETIC_EXPERIMENT_KEYS + RUN_LIST_EXPERIMENT_KEYS
     cfg["experiment_cfg"] = {**{k: v for k, v in cfg["experiment_cfg"].items()
-                                if k not in COSMETIC_EXPERIMENT_KEYS}, "trace": ""}
+                                if k not in skip}, "trace": ""}
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -244,8 +252,14 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
     trace_hosts: dict[str, tuple[str, ...]] = {}  # trace file -> its hosts
     points = sweep_points(path, data, full=full)
     for params, tables in points:
-        exp = _in_file(path, build, ExperimentSection, tables["experiment"], "experiment")
-        topo = _in_file(path, build, TopologyConfig, tables["topology"], "topology")
+        pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
+        at = "".join([f" at the sweep point {pname}" if pname else "",
+                      " with --full" if full and data.get("full") else ""])
+        try:
+            exp = build(ExperimentSection, tables["experiment"], "experiment")
+            topo = build(TopologyConfig, tables["topology"], "topology")
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}{at}") from None
         trace_path = trace_sha = ""
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
@@ -259,10 +273,12 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         exp_cfg["policies"] = list(exp.policies if exp.policies is not None else SHIPPED_POLICIES)
         if exp.backend == "fluid":
             del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
-        pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
-        wls = [_in_file(path, build, WorkloadConfig, {**tables["workload"], "seed": seed},
-                        "workload") for seed in seeds]
+        try:
+            wls = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
+                   for seed in seeds]
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}{at}") from None
         if trace_path:
             if trace_path not in trace_hosts:
                 trace_hosts[trace_path] = _in_file(path, trace_file_hosts, Path(trace_path))
@@ -271,8 +287,6 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         else:
             hosts = tuple(f"h{i}" for i in range(wls[0].num_hosts))  # the generator's names
             hosts_key = f"workload.num_hosts = {wls[0].num_hosts}"
-        at = "".join([f" at the sweep point {pname}" if pname else "",
-                      " with --full" if full and data.get("full") else ""])
         try:
             note = check_topology_hosts(topo, hosts, hosts_key=hosts_key)
         except ConfigError as exc:

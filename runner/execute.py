@@ -9,7 +9,7 @@ to the results directory; a run that raises leaves nothing behind but finished t
 and bounds, which a rerun reuses), copying a fluid run identical to one already run
 (``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
 ``is_done``, ``run_status``, ``stale_runs``, ``backend_of``; ``relabel``: a done run's
-description and figure brought up to date), and the whole set of runs
+description, figure and run lists brought up to date), and the whole set of runs
 with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
 time in this process).
 """
@@ -296,7 +296,7 @@ def recorded_realloc(run_dir: Path) -> str | None:
 
 
 def relabel(spec: RunSpec, out_root: Path) -> None:
-    """Write ``spec``'s config (its labels: description, figure) and config hash into the
+    """Write ``spec``'s config (its labels and run lists) and config hash into the
     run directory that holds the same run under other labels: run.json's (and a twin's)
     ``config_hash``, then run_config.json, each replaced whole. The records are kept."""
     d = out_root / spec.experiment / spec.name

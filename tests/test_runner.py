@@ -218,8 +218,9 @@ def test_dry_run_into_results_refuses_as_the_run_does(tmp_path, monkeypatch, cap
 
 def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
     """Two policies run, then one is removed from the TOML: its run directory is not a
-    run of the config, and the other's config changed (the policies are part of it), so
-    both take --force. The dry run and the run print the same note line."""
+    run of the config (noted, kept), and the other stays done (the policy list is not
+    part of what makes a run). The dry run and the run print the same note line and
+    run nothing."""
     import run_experiments as rx
     cfg, out = tmp_path / "two.toml", tmp_path / "res"
     text = ('[experiment]\nname = "two"\npolicies = [{policies}]\nseeds = [1]\n'
@@ -230,14 +231,14 @@ def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
     capsys.readouterr()
     note = (f"note: 1 run directories under {out} are not runs of these configs (e.g. "
             "two/policy=fifo_lm,seed=1); they are kept and the analysis reads them too")
-    # without --force the run (and so the dry run) stops: fair's directory holds another config
-    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 2
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert note in lines
+    assert lines[-1].startswith(f"1 runs into {out}: 1 done (same config hash; 1 of them")
+    assert lines[-1].endswith("), 0 to run")
+    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     assert note in capsys.readouterr().out.splitlines()
-    assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run", "--force"]) == 0
-    assert note in capsys.readouterr().out.splitlines()
-    assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
-                    "--force"]) == 0
-    assert note in capsys.readouterr().out.splitlines()
+    assert (out / "two" / "policy=fifo_lm,seed=1" / "run_config.json").exists()
 
 
 @pytest.mark.parametrize("extra,needle", [

@@ -246,6 +246,34 @@ def test_directories_starting_with_a_dot_are_not_runs(tmp_path):
     assert committed_runs(tmp_path) == [tmp_path / "e" / "a"]
 
 
+@pytest.mark.parametrize("key,values,message", [
+    ("workload.arrival_rate_per_s", "[1.0, -2.0]",
+     "workload.arrival_rate_per_s: must be > 0 at the sweep point arrival_rate_per_s=-2"),
+    ("experiment.priority_classes", "[8, -1]",
+     "experiment.priority_classes: must be >= 0 at the sweep point priority_classes=-1"),
+    ("topology.oversubscription", "[1.0, 0.0]",
+     "topology.oversubscription: must be > 0 at the sweep point oversubscription=0"),
+])
+def test_a_bad_value_from_a_sweep_names_its_sweep_point(tmp_path, key, values, message):
+    """The first point is valid, the second is not: the error says which point."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, extra=f'[sweep]\n"{key}" = {values}\n')
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value) == f"{cfg}: {message}"
+
+
+@pytest.mark.parametrize("key", ["hosts_per_leaf", "num_spines"])
+def test_a_leaf_spine_count_below_one_names_its_key(tmp_path, key):
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, topology=f'kind = "leaf_spine"\n{key} = 0')
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value) == f"{cfg}: topology.{key}: must be >= 1, got 0"
+
+
 # --- labels: description and figure ---
 
 def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
@@ -274,10 +302,12 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:-1] == [f"one/{n}  (done; another description or figure, rewritten by a run)"
+    assert lines[:-1] == [f"one/{n}  (done; another description, figure or run list, "
+                          "rewritten by a run)"
                           for n in new]
     assert lines[-1] == (f"4 runs into {out}: 4 done (same config hash; 4 of them record another "
-                         "[experiment] description or figure, which a run rewrites), 0 to run")
+                         "[experiment] description, figure or run list (policies, seeds, "
+                         "repetitions), which a run rewrites), 0 to run")
     assert all(json.loads((out / "one" / n / "run_config.json").read_text())["config_hash"]
                == old[n].config_hash for n in new)  # the dry run wrote nothing
     calls = []
@@ -300,21 +330,64 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert r.stdout.splitlines()[-1] == f"4 runs into {out}: 4 done (same config hash), 0 to run"
 
 
-def test_run_key_leaves_out_only_the_labels(tmp_path):
-    """description and figure do not change run_key; name, K and the seed list do; the key
-    read back from a run_config.json is the spec's."""
+def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
+    """One run (fair, seed 1), then the file lists beamer and seed 2 too: the dry run
+    calls the first run done (its run list rewritten by a run) and the three new ones to
+    run; a run without --force runs exactly those three and keeps the first's records,
+    writing the new lists into its run_config.json."""
+    import run_experiments as rx
+    import runner.execute as rexec
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    first = out / "one" / "policy=fair,seed=1"
+    records = {p.name: p.read_bytes() for p in first.glob("*.csv")}
+    cfg.write_text(cfg.read_text().replace('policies = ["fair"]', 'policies = ["fair", "beamer"]')
+                   .replace("seeds = [1]", "seeds = [1, 2]"))
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "one/policy=fair,seed=1  (done; another description, figure or run list, rewritten by a run)",
+        "one/policy=beamer,seed=1  (to run)",
+        "one/policy=fair,seed=2  (to run)",
+        "one/policy=beamer,seed=2  (to run)",
+        f"4 runs into {out}: 1 done (same config hash; 1 of them record another [experiment] "
+        "description, figure or run list (policies, seeds, repetitions), which a run "
+        "rewrites), 3 to run"]
+    calls = []
+    real = rexec.execute
+    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
+    try:
+        assert rx.main(args) == 0
+    finally:
+        rexec.execute = real
+    assert sorted(calls) == ["policy=beamer,seed=1", "policy=beamer,seed=2", "policy=fair,seed=2"]
+    assert {p.name: p.read_bytes() for p in first.glob("*.csv")} == records
+    stored = json.loads((first / "run_config.json").read_text())
+    assert stored["experiment_cfg"]["policies"] == ["fair", "beamer"]
+    assert stored["experiment_cfg"]["seeds"] == [1, 2]
+
+
+def test_run_key_leaves_out_only_the_labels_and_run_lists(tmp_path):
+    """description, figure and the lists of policies, seeds and repetitions do not change
+    run_key; name, K, realloc and the run's own seed and policy do; the key read back from
+    a run_config.json is the spec's."""
     import dataclasses
-    from runner.config import COSMETIC_EXPERIMENT_KEYS, run_key
+    from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, run_key
     from runner.config import load_experiment
     [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
     assert COSMETIC_EXPERIMENT_KEYS == ("description", "figure")
+    assert RUN_LIST_EXPERIMENT_KEYS == ("policies", "seeds", "repetitions")
 
     def with_exp(**kw):
         return dataclasses.replace(spec, experiment_cfg={**spec.experiment_cfg, **kw})
 
     assert with_exp(description="x", figure="line").run_key == spec.run_key
-    for kw in ({"name": "two"}, {"priority_classes": 4}, {"seeds": [1, 2]}):
+    assert with_exp(policies=["fair", "beamer"], seeds=[1, 2], repetitions=3).run_key == spec.run_key
+    for kw in ({"name": "two"}, {"priority_classes": 4}, {"realloc": "flow"}):
         assert with_exp(**kw).run_key != spec.run_key, kw
+    assert dataclasses.replace(spec, seed=2).run_key != spec.run_key
+    assert dataclasses.replace(spec, policy="beamer").run_key != spec.run_key
     stored = json.loads(json.dumps({**spec.config, "config_hash": spec.config_hash}))
     assert run_key(stored) == spec.run_key
 
