@@ -89,6 +89,7 @@ link_rate_bps = 1e9
     assert run["num_priority_classes"] == 2 and run["release_at_zero"] is True
     assert run["realloc"] == "coflow" and run["realloc_source"] == f"{cfg} [experiment] realloc"
     assert run["topology"]["kind"] == "leaf_spine" and run["topology"]["hosts_per_leaf"] == 2
+    assert run["topology"]["num_spines"] == 1
     assert "realloc: coflow (from " in r.stdout
     notes = [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
     assert len(notes) == 1, r.stderr

@@ -105,7 +105,9 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "num_flows": res.flows.num_rows,
         "topology": {"kind": topology.kind, "num_hosts": len(topology.hosts),
                      "num_links": len(topology.links),
-                     **{k: v for k, v in topology.params.items() if k != "spines"}},
+                     **{k: v for k, v in topology.params.items() if k != "spines"},
+                     **({"num_spines": len(topology.params["spines"])}
+                        if "spines" in topology.params else {})},
         "sim_wall_s": res.facts["sim_wall_s"],
         "simulated_s": res.facts["simulated_s"],
         "num_decisions": res.facts["num_decisions"],
