@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from runner.config import RunSpec, content_key, run_key
+from runner.progress import progress
 from workloads.config import build
 
 
@@ -332,16 +333,20 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     from tqdm import tqdm
     prepared = {}
     for s in tqdm(todo, desc="traces and lower bounds", unit="run", dynamic_ncols=True,
-                  file=sys.stderr, disable=len(todo) < 2, leave=False):
+                  file=sys.stderr, disable=len(todo) < 2 or not sys.stderr.isatty(),
+                  leave=False):
         prepared[(s.experiment, s.name)] = prepare_trace(s, out)
-    bar = tqdm(total=len(todo) + len(copies), unit="run", dynamic_ncols=True, file=sys.stderr,
-               desc="runs", disable=not (todo or copies))
+    total = len(todo) + len(copies)
+    bar = progress(total=total, desc="runs", disable=not total)
     t0 = time.time()
+    finished = [0]
 
     def done(spec: RunSpec, run: dict[str, Any]) -> None:
         bar.update(1)
-        bar.write(f"[{time.time() - t0:7.1f}s] {spec.experiment}/{spec.name}: "
-                  f"avg SCT {run['avg_sct_s']:.3f} s, /LB {run['avg_sct_over_lb']:.3f}")
+        finished[0] += 1
+        tqdm.write(f"[{time.time() - t0:7.1f}s] ({finished[0]}/{total}) "
+                   f"{spec.experiment}/{spec.name}: avg SCT {run['avg_sct_s']:.3f} s, "
+                   f"/LB {run['avg_sct_over_lb']:.3f}")
 
     local_only = [s for s in todo if s.backend == "mininet"]  # one emulated network at a time
     pooled = [s for s in todo if s.backend != "mininet"]

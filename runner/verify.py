@@ -107,7 +107,7 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     compare; print a table per experiment; 0 if every recomputed run matches, else 1."""
     import random
     import tempfile
-    from tqdm import tqdm
+    from runner.progress import progress
     runs = committed_runs(results)
     if not runs:
         print(f"error: no committed runs (run_config.json) under {results}", file=sys.stderr)
@@ -120,8 +120,7 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     t0 = time.time()
     results_of: dict[Path, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
-        bar = tqdm(total=len(fluid), unit="run", dynamic_ncols=True, file=sys.stderr,
-                   desc="verify")
+        bar = progress(total=len(fluid), desc="verify")
         if jobs == 1 or len(fluid) <= 1:
             for r in fluid:
                 _, d = _verify_one(str(r), tmp)
