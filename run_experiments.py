@@ -264,8 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     for s in relabelled:
         relabel(s, out)
     if relabelled:
-        print(f"note: {len(relabelled)} done runs recorded another [experiment] description "
-              "or figure: rewritten in their run_config.json (the records are kept)")
+        print(f"note: {len(relabelled)} done runs recorded another [experiment] description, "
+              "figure or run list: rewritten in their run_config.json and the config hash "
+              "in their run.json (the records are kept)")
     if stale_note:
         print(stale_note)
     print(f"{len(specs)} runs into {where}: {n_done} already done, {len(todo)} to run "

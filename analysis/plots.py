@@ -403,10 +403,14 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
                     label=reference, zorder=3)
         ax.step(*curves[p], where="post", color=st[p].colour, ls="-", lw=1.8, label=p, zorder=2)
         ax.set_xscale("log")
+        # plain numbers (2, 3, 5), not 3x10^0, on the ticks of a range under a decade
+        ax.xaxis.set_major_formatter(matplotlib.ticker.LogFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.LogFormatter(
+            labelOnlyBase=False, minor_thresholds=(2, 0.5)))
         ax.set_ylim(0, 1.02)
         ax.grid(color="0.92")
         ax.set_title(p if p == reference else f"{p} vs {reference}", fontsize=9)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="best")
     for ax in axes.flat[len(others):]:
         ax.set_visible(False)
     for ax in axes[-1]:
@@ -439,7 +443,13 @@ def lb_ratio(runs: pd.DataFrame, out: Path, styles: dict[str, Style] | None = No
                 norm=LogNorm(vmin=1.0, vmax=max(vmax, 1.01)),
                 cbar_kws={"label": "avg SCT / lower bound\n(log colour scale)"})
     ax.set_xticklabels(order, rotation=30, ha="right", fontsize=9)
-    cbar = ax.collections[0].colorbar
+    mesh = ax.collections[0]
+    for t in ax.texts:  # black or white, whichever contrasts more with the cell (WCAG)
+        r, g_, b, _ = mesh.cmap(mesh.norm(float(t.get_text())))
+        lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g_, b)]
+        lum = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+        t.set_color("black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white")
+    cbar = mesh.colorbar
     cticks = [t for t in (1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= max(vmax, 1.01)]
     cbar.set_ticks(cticks, labels=[f"{t:g}" for t in cticks])
     cbar.ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())

@@ -28,10 +28,11 @@ DEFAULT_REFERENCE = "beamer"
 # is visible as a thin line or an open marker on white: contrast with white at least
 # MIN_CONTRAST (WCAG ratio), so "colorblind"'s light pink (#fbafe4, 1.70) and yellow
 # (#ece133, 1.37) are replaced by a deeper pink (#e7298a, 4.13) and an olive (#8c8c00,
-# 3.58), each far from every other colour of the palette.
+# 3.58), each far from every other colour of the palette; the olive comes seventh
+# (`fair`), so that the deep pink does not sit beside Sincronia's orchid.
 MIN_CONTRAST = 2.0
-_COLOURS = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#e7298a",
-            "#56b4e9", "#8c8c00",
+_COLOURS = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#8c8c00",
+            "#56b4e9", "#e7298a",
             "#001c7f", "#b1400d", "#12711c", "#8c0800", "#591e71", "#592f0d", "#a23582",
             "#b8850a", "#006374")
 # no "v": a downward triangle marks an interval cut at the axis (analysis.plots.CUT_MARKER)

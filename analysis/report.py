@@ -100,8 +100,13 @@ def cdf_experiments(runs: pd.DataFrame, cdf: list[str] | None) -> list[str]:
 def line_fallback(er: pd.DataFrame) -> str | None:
     """Why an experiment that asks for ``figure = "line"`` gets bars only (None: it gets the
     line figure, or does not ask for one)."""
-    if not (er["figure"] == "line").all():
+    line = er["figure"] == "line"
+    if not line.any():
         return None
+    if not line.all():
+        return (f'{int((~line).sum())} of its {len(er)} runs record figure = "bars": runs its '
+                "config no longer makes, kept in this results directory; remove their "
+                "directories for the line figure")
     swept = [c[len("param:"):] for c in er.columns if c.startswith("param:") and er[c].notna().all()]
     if len(swept) != 1:
         return f"{len(swept)} swept keys: {', '.join(swept)}" if swept else "no swept key"
@@ -178,13 +183,14 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
         er = runs[runs["experiment"] == exp]
         why = line_fallback(er)
         if why:
+            needs = ("" if "record figure" in why else "; a line figure needs exactly one "
+                     "swept numeric key with two or more values")
             figure_notes.append(f'{exp}: `figure = "line"` is set, but the figure is bars '
-                                f"({why}; a line figure needs exactly one swept numeric key "
-                                "with two or more values).")
+                                f"({why}{needs}).")
         figure_paths += plots.normalised_bars(
             norm, exp, ref, figs, st,
             note=f'figure = "line" is set: drawn as bars ({why})' if why else None)
-        if (er["figure"] == "line").all() and not why:
+        if (er["figure"] == "line").any() and not why:
             param = next(c[len("param:"):] for c in er.columns
                          if c.startswith("param:") and er[c].notna().all())
             label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))

@@ -318,7 +318,7 @@ def main() -> int:
     if args.cli_only:
         return print_table(rows, refs, args.reps)
     compile_s = compile_kernels(cold=True)
-    rows.append(("-", "compile the numba kernels (no cache; once per machine)", compile_s, None, None))
+    rows.append(("-", "compile the numba kernels (no cache; once per checkout)", compile_s, None, None))
     print(f"  done: kernels compiled in {compile_s:.1f} s", file=sys.stderr, flush=True)
     compile_kernels(cold=False)  # fill the on-disk cache the timed runs load from
     load_s = statistics.median(compile_kernels(cold=False) for _ in range(args.reps))

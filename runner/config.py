@@ -227,8 +227,11 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
         source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
         return (f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
                 f"{wanted} hosts ({source}): the leaf_spine has {leaves} leaves, "
-                f"{len(built.hosts)} hosts; the {len(added)} added hosts {host_span(added)} "
-                f"on leaf {last} carry no traffic, and {last}'s uplinks are sized for "
+                f"{len(built.hosts)} hosts; "
+                + (f"the {len(added)} added hosts {host_span(added)} on leaf {last} carry"
+                   if len(added) > 1 else f"the added host {host_span(added)} on leaf {last} "
+                   "carries")
+                + f" no traffic, and {last}'s uplinks are sized for "
                 f"{topo.hosts_per_leaf} hosts like every leaf's")
     return None
 

@@ -327,6 +327,21 @@ def test_scenarios_are_in_numeric_order(tmp_path):
     assert rows == want
 
 
+def test_runs_still_recording_bars_keep_a_line_figure_from_being_drawn_and_say_so(tmp_path, capsys):
+    """A sweep (figure = "line") beside the runs made before it was added (figure "bars",
+    no swept value): bars, and the note names those runs and what to do."""
+    for x in (1, 2):
+        write_runs(tmp_path, "two", {"workload.x": x},
+                   {REFERENCE: ([2.0],), "sincronia": ([3.0],)}, figure="line")
+    write_runs(tmp_path, "two", {}, {REFERENCE: ([2.0],), "sincronia": ([3.0],)}, figure="bars")
+    text = make_report(tmp_path).read_text()
+    assert ('two: `figure = "line"` is set, but the figure is bars (2 of its 6 runs record '
+            'figure = "bars": runs its config no longer makes, kept in this results directory; '
+            'remove their directories for the line figure).') in text
+    assert "note: two: `figure = \"line\"` is set" in capsys.readouterr().err
+    assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
+
+
 def test_a_line_figure_that_cannot_be_drawn_says_so(tmp_path, capsys, monkeypatch):
     from analysis import plots
     titles = {}

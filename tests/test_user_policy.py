@@ -22,7 +22,7 @@ def repo_copy(dest: Path) -> Path:
     stand-in ``results/`` (summary, a table and one run record) to check nothing writes
     there."""
     from emulation import kernels
-    kernels.warm_up()  # the cache the copy reuses (compiled once per machine otherwise)
+    kernels.warm_up()  # the cache the copy reuses (compiled once per checkout otherwise)
     dest.mkdir(parents=True)
     for name in NEEDED:
         src = REPO / name
