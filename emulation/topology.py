@@ -230,12 +230,3 @@ def add_topology_args(ap, *, hosts_per_leaf: int, spines: int, oversubscription:
     ap.add_argument("--oversubscription", type=float, default=oversubscription, metavar="X",
                     help="leaf-spine: (hosts per leaf x host rate) / (spines x uplink rate); "
                          "1 = non-blocking (default %(default)g)")
-
-
-def topology_config_from_args(args, link_rate_bps: float) -> TopologyConfig:
-    """TopologyConfig from ``add_topology_args`` options; ConfigError names a bad value."""
-    from workloads.config import build
-    return build(TopologyConfig, {
-        "kind": args.topology, "link_rate_bps": link_rate_bps,
-        "hosts_per_leaf": args.hosts_per_leaf, "num_spines": args.spines,
-        "oversubscription": args.oversubscription}, "topology")

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from emulation.fluid import __main__ as cli
+from runner.cli_config import read_config
 from emulation.fluid import run as run_mod
 from tests.conftest import PYTHON, REPO
 from tests.helpers import tiny_trace
@@ -107,7 +108,7 @@ link_rate_bps = 1e9
 def test_every_suite_toml_is_accepted_by_config(trace_file):
     """Each experiments/*.toml validates as a --config (schemas shared with the runner)."""
     for p in sorted((REPO / "experiments").glob("*.toml")):
-        topo, exp, _ = cli.read_config(p)
+        topo, exp, _ = read_config(p, applied=cli.APPLIED_EXPERIMENT_KEYS, run_kind="fluid")
         assert set(exp) <= set(cli.APPLIED_EXPERIMENT_KEYS), p.name
 
 

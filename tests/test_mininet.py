@@ -231,6 +231,28 @@ def test_sigint_midway_cleans_up(testbed_trace, tmp_path):
     assert "Traceback" not in err, err
 
 
+def test_the_command_line_applies_a_config_files_topology_and_scales(testbed_trace, tmp_path):
+    """--config: the file's rate_scale and priority_classes reach the run (the emulated
+    links run at link_rate_bps x rate_scale = 10e9 x 0.005 = 50 Mbit/s), its [workload]
+    is named as not used, and an option given wins over the file (--time-scale 2 against
+    the file's 3)."""
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text('[experiment]\nname = "cfg"\npriority_classes = 2\nrate_scale = 0.005\n'
+                   'time_scale = 3.0\n[workload]\nnum_apps = 2\n'
+                   '[topology]\nlink_rate_bps = 10e9\n')
+    out = tmp_path / "out"
+    r = subprocess.run([PYTHON, "-m", "emulation.mininet", str(testbed_trace), "--policy", "fair",
+                        "--config", str(cfg), "--time-scale", "2", "--no-capture", "-o", str(out)],
+                       cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert f"note: {cfg}: applied [topology], experiment.priority_classes" in r.stderr
+    assert "not used by a packet-level run: [workload]" in r.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert run["scale"] == {"rate_scale": 0.005, "time_scale": 2.0, "size_scale": 0.005 * 2.0}
+    assert run["topology"]["link_rate_bps"] == pytest.approx(50e6)
+    assert run["num_priority_classes"] == 2
+
+
 def test_without_root_exits_2_with_one_line(testbed_trace):
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                         PYTHON, "-m", "emulation.mininet", str(testbed_trace), "--policy", "beamer",

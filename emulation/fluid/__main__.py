@@ -43,10 +43,12 @@ from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler.lower_bound_cache import lower_bound_cache_dir
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
-from runner.config import TABLES, ExperimentSection, check_topology_hosts
+from runner.cli_config import (TOPOLOGY_FLAGS, merged_topology, parse_given,
+                               read_config)
+from runner.config import ExperimentSection, check_topology_hosts
 from workloads import coflow_benchmark
 from workloads.cli import run_cli
-from workloads.config import ConfigError, build, load_toml, to_dict
+from workloads.config import ConfigError, build, to_dict
 from workloads.trace import TraceError
 
 REALLOC_CHOICES = (*REALLOC_MODES, "policy")
@@ -58,21 +60,6 @@ DEFAULT_REALLOC = EXPERIMENT_DEFAULTS["realloc"]  # "policy"
 BENCH_LINK_RATE_BPS = 1e9  # coflow-benchmark files: the FB2010 trace's 1 Gbit/s ports
 # [experiment] keys a single fluid run applies; the others are the suite runner's
 APPLIED_EXPERIMENT_KEYS = ("priority_classes", "realloc", "release_at_zero")
-SILENT_EXPERIMENT_KEYS = ("name", "description", "figure")  # labels, nothing to apply
-# command-line dest -> [topology] key
-TOPOLOGY_FLAGS = {"topology": "kind", "hosts_per_leaf": "hosts_per_leaf",
-                  "spines": "num_spines", "oversubscription": "oversubscription",
-                  "link_rate_bps": "link_rate_bps"}
-
-
-class _Unset:
-    """Marks an option not given on the command line (so a --config value applies)."""
-
-    def __repr__(self) -> str:
-        return "unset"
-
-
-UNSET = _Unset()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,13 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
 def parse(argv: list[str] | None) -> tuple[argparse.Namespace, set[str]]:
     """Parsed options with defaults filled in, and the dests given on the command line."""
     ap = build_parser()
-    ns = argparse.Namespace(**{d: UNSET for d in (*TOPOLOGY_FLAGS, "priority_classes",
-                                                   "release_at_zero", "realloc")})
-    args = ap.parse_args(argv, namespace=ns)
-    given = {d for d, v in vars(args).items() if v is not UNSET}
-    for a in ap._actions:
-        if getattr(args, a.dest, None) is UNSET:
-            setattr(args, a.dest, a.default)
+    args, given = parse_given(ap, argv, (*TOPOLOGY_FLAGS, "priority_classes",
+                                         "release_at_zero", "realloc"))
     if args.priority_classes < 0:
         ap.error("--priority-classes must be >= 0")
     return args, given
@@ -172,16 +154,15 @@ def settings(args: argparse.Namespace, given: set[str], is_bench: bool
     num_hosts_source = None
     notes: list[str] = []
     if args.config is not None:
-        file_topo, file_exp, notes = read_config(args.config)
+        file_topo, file_exp, notes = read_config(args.config, applied=APPLIED_EXPERIMENT_KEYS,
+                                                 run_kind="fluid")
         topo.update(file_topo)
         opts.update(file_exp)
         if "realloc" in file_exp:
             source = f"{args.config} [experiment] realloc"
         if "num_hosts" in file_topo:
             num_hosts_source = str(args.config)
-    for dest, key in TOPOLOGY_FLAGS.items():
-        if dest in given and getattr(args, dest) is not None:
-            topo[key] = getattr(args, dest)
+    topo = merged_topology(topo, {}, args, given)
     for key in opts:
         if key in given:
             opts[key] = getattr(args, key)
@@ -192,39 +173,6 @@ def settings(args: argparse.Namespace, given: set[str], is_bench: bool
         raise ConfigError("coflow-benchmark traces use ports: only topology big_switch")
     return topo_cfg, {**opts, "realloc_source": source,
                       "num_hosts_source": num_hosts_source}, notes
-
-
-def read_config(path: Path) -> tuple[dict, dict, list[str]]:
-    """The keys an experiment TOML sets in [topology] and in [experiment] (those this CLI
-    applies), both validated with the suite's own schemas, and a note naming what is not
-    used. ConfigError on unknown tables or keys."""
-    data = load_toml(path)
-    for key in data:
-        if key not in TABLES:
-            raise ConfigError(f"{path}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
-    topo = dict(data.get("topology", {}))
-    _in(path, build, TopologyConfig, topo, "topology")
-    exp = dict(data.get("experiment", {}))
-    _in(path, build, ExperimentSection, {"name": path.stem, **exp}, "experiment")
-    unused = []
-    if "workload" in data:  # not used here, but a typo in it is still an error
-        from workloads.generator import WorkloadConfig
-        _in(path, build, WorkloadConfig, dict(data["workload"]), "workload")
-        unused.append("[workload] (the generator's: python -m workloads generate)")
-    runner = [f"[{t}]" for t in TABLES if t in data and t not in ("topology", "experiment",
-                                                                   "workload")]
-    runner += [f"experiment.{k}" for k in exp
-               if k not in APPLIED_EXPERIMENT_KEYS and k not in SILENT_EXPERIMENT_KEYS]
-    if runner:
-        unused.append(f"{', '.join(runner)} (the suite runner's: run_experiments.py)")
-    notes = []
-    if unused:
-        applied = (["[topology]"] if "topology" in data else []) + [
-            f"experiment.{k}" for k in APPLIED_EXPERIMENT_KEYS if k in exp]
-        notes.append(f"note: {path}: "
-                     + (f"applied {', '.join(applied)}; " if applied else "")
-                     + "not used by a fluid run: " + "; ".join(unused))
-    return topo, {k: exp[k] for k in APPLIED_EXPERIMENT_KEYS if k in exp}, notes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,14 +288,6 @@ def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
         f"release_at_zero: {str(opts['release_at_zero']).lower()}",
     ]
     return "\n".join(lines)
-
-
-def _in(path, fn, *args):
-    """``fn(*args)`` with the file named in front of a ConfigError's message."""
-    try:
-        return fn(*args)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -3,63 +3,126 @@
 Replays the trace over real TCP on an emulated network (see ``emulation/mininet/run.py``
 for the scale factors) and writes flows.csv, coflows.csv, stages.csv, run.json, the
 capture check (capture_flows.csv), the capture-derived records (*_capture.csv) and agent
-logs. Times in the records are trace seconds; emulated ones are named *_emulated_s. Without root it exits 2 with one line.
+logs. Times in the records are trace seconds; emulated ones are named *_emulated_s.
+Without root it exits 2 with one line.
+
+``--config FILE`` takes an experiment TOML (the suite's format): its ``[topology]`` table
+and ``[experiment]`` priority_classes / rate_scale / time_scale are applied (a ``realloc``
+other than "policy" is an error, as in the suite); options given on the command line
+override the file. Its other tables and keys are named on stderr as not used.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from pathlib import Path
 
 from emulation.fluid.run import add_output_args
 from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
-from emulation.topology import TopologyConfig, add_topology_args, topology_config_from_args
+from emulation.topology import TopologyConfig, add_topology_args
+from runner.cli_config import TOPOLOGY_FLAGS, merged_topology, parse_given, read_config
+from runner.config import ExperimentSection
 from workloads import coflow_benchmark
-from workloads.config import ConfigError
+from workloads.config import ConfigError, build, to_dict
 from workloads.cli import run_cli
 from workloads.trace import TraceError
 
+# [experiment] keys a single packet-level run applies (realloc only checked: "policy");
+# the defaults are the suite's own
+APPLIED_EXPERIMENT_KEYS = ("priority_classes", "rate_scale", "time_scale", "realloc")
+EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
+                       if f.name in APPLIED_EXPERIMENT_KEYS}
+TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m emulation.mininet", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m emulation.mininet", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  python -m emulation.mininet "
+               "results/testbed-random/traces/6746e967cc0c6507.json --policy beamer "
+               "--config experiments/testbed_random.toml -o runs/out/packet-beamer")
     ap.add_argument("trace", help="JSON trace (python -m workloads generate)")
     ap.add_argument("--policy", required=True, choices=sorted(POLICIES),
                     help="scheduling policy (required): %(choices)s")
+    ap.add_argument("--config", metavar="FILE", type=Path,
+                    help="experiment TOML whose [topology] and [experiment] "
+                         "priority_classes/rate_scale/time_scale apply (command-line options "
+                         "given override it; unknown keys are an error)")
     # the same defaults as the fluid command line and the [topology] table
     add_topology_args(ap, hosts_per_leaf=TopologyConfig.hosts_per_leaf,
                       spines=TopologyConfig.num_spines,
                       oversubscription=TopologyConfig.oversubscription)
-    ap.add_argument("--link-rate-bps", type=float, default=10e9, metavar="BPS",
+    ap.add_argument("--link-rate-bps", type=float, default=TOPOLOGY_DEFAULTS["link_rate_bps"],
+                    metavar="BPS",
                     help="unscaled host link rate in bits per second (default 10e9 = "
                          "10 Gbit/s; emulated at BPS x --rate-scale)")
-    ap.add_argument("--priority-classes", type=int, default=8, choices=range(1, 9), metavar="K",
-                    help="strict-priority classes per port, 1..8 (default 8)")
-    ap.add_argument("--rate-scale", type=float, default=0.003,
+    ap.add_argument("--priority-classes", type=int,
+                    default=EXPERIMENT_DEFAULTS["priority_classes"], choices=range(1, 9),
+                    metavar="K", help="strict-priority classes per port, 1..8 (default 8)")
+    ap.add_argument("--rate-scale", type=float, default=EXPERIMENT_DEFAULTS["rate_scale"],
                     help="emulated link rate / real link rate (default 0.003: 10G -> 30M)")
-    ap.add_argument("--time-scale", type=float, default=2.0,
+    ap.add_argument("--time-scale", type=float, default=EXPERIMENT_DEFAULTS["time_scale"],
                     help="emulated seconds per trace second (default 2)")
     ap.add_argument("--no-capture", action="store_true",
                     help="skip the tcpdump capture (and the capture-derived records)")
     add_output_args(ap)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def settings(args: argparse.Namespace, given: set[str]
+             ) -> tuple[TopologyConfig, dict, list[str]]:
+    """Topology, the run's options (priority_classes, rate_scale, time_scale) and the
+    --config notes: defaults < the file < given options. ConfigError names a bad key."""
+    file_topo, file_exp, notes = {}, {}, []
+    if args.config is not None:
+        file_topo, file_exp, notes = read_config(args.config, applied=APPLIED_EXPERIMENT_KEYS,
+                                                 run_kind="packet-level")
+        try:  # the suite's checks of a packet-level experiment (realloc, 1..8 classes)
+            build(ExperimentSection, {"name": args.config.stem, "backend": "mininet",
+                                      **file_exp}, "experiment")
+        except ConfigError as exc:
+            raise ConfigError(f"{args.config}: {exc}") from None
+    opts = {**EXPERIMENT_DEFAULTS, **file_exp}
+    for key in ("priority_classes", "rate_scale", "time_scale"):
+        if key in given:
+            opts[key] = getattr(args, key)
+    if opts["rate_scale"] <= 0 or opts["time_scale"] <= 0:
+        raise ConfigError("--rate-scale and --time-scale must be > 0")
+    topo = merged_topology(TOPOLOGY_DEFAULTS, file_topo, args, given)
+    return build(TopologyConfig, topo, "topology"), opts, notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args, given = parse_given(ap, argv, (*TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
+                                         "time_scale"))
     from emulation.fluid.run import existing_run_error
     err = existing_run_error(args.output, force=args.force)
     if err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    try:
+        topo_cfg, opts, notes = settings(args, given)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for n in notes:
+        print(n, file=sys.stderr)
     why = require_root()
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 2
     try:
         trace = coflow_benchmark.load_any(args.trace)
-        topo_cfg = topology_config_from_args(args, args.link_rate_bps)
         run = run_mininet(trace=trace, trace_path=args.trace, topo_cfg=topo_cfg,
                           policy=args.policy, outdir=args.output,
-                          priority_classes=args.priority_classes, rate_scale=args.rate_scale,
-                          time_scale=args.time_scale, capture=not args.no_capture)
+                          priority_classes=opts["priority_classes"],
+                          rate_scale=opts["rate_scale"], time_scale=opts["time_scale"],
+                          capture=not args.no_capture)
     except (TraceError, ConfigError, RunError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

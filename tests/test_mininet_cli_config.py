@@ -1,0 +1,92 @@
+"""The packet-level command line's --config (an experiment TOML): the file's [topology]
+and [experiment] priority_classes / rate_scale / time_scale apply, options given win,
+the suite's packet-level checks hold (realloc "policy", 1..8 classes), and a bad file
+fails with one line before the trace is read or root is checked."""
+import subprocess
+
+import pytest
+
+from emulation.mininet import __main__ as cli
+from tests.conftest import PYTHON, REPO
+
+
+def settings(tmp_path, text, *argv):
+    cfg = tmp_path / "mine.toml"
+    cfg.write_text(text)
+    args, given = cli.parse_given(cli.build_parser(), ["t.json", "--policy", "fair", "-o", "o",
+                                                        "--config", str(cfg), *argv],
+                                  (*cli.TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
+                                   "time_scale"))
+    return cli.settings(args, given)
+
+
+FILE = """
+[experiment]
+name = "mine"
+policies = ["beamer", "fair"]
+priority_classes = 4
+rate_scale = 0.01
+time_scale = 3.0
+
+[workload]
+num_apps = 2
+
+[topology]
+kind = "leaf_spine"
+hosts_per_leaf = 2
+num_spines = 1
+link_rate_bps = 1e9
+"""
+
+
+def test_the_files_topology_and_scales_apply(tmp_path):
+    topo, opts, notes = settings(tmp_path, FILE)
+    assert (topo.kind, topo.hosts_per_leaf, topo.num_spines, topo.link_rate_bps) == (
+        "leaf_spine", 2, 1, 1e9)
+    assert opts == {"priority_classes": 4, "rate_scale": 0.01, "time_scale": 3.0,
+                    "realloc": "policy"}
+    [note] = notes
+    assert note == (f"note: {tmp_path / 'mine.toml'}: applied [topology], "
+                    "experiment.priority_classes, experiment.rate_scale, experiment.time_scale; "
+                    "not used by a packet-level run: [workload] (the generator's: python -m "
+                    "workloads generate); experiment.policies (the suite runner's: "
+                    "run_experiments.py)")
+
+
+def test_options_given_override_the_file(tmp_path):
+    topo, opts, _ = settings(tmp_path, FILE, "--rate-scale", "0.02", "--priority-classes", "8",
+                             "--topology", "big_switch", "--link-rate-bps", "10e9")
+    assert (topo.kind, topo.link_rate_bps) == ("big_switch", 10e9)
+    assert (opts["rate_scale"], opts["priority_classes"], opts["time_scale"]) == (0.02, 8, 3.0)
+
+
+def test_without_a_file_the_defaults_are_the_suites(tmp_path):
+    args, given = cli.parse_given(cli.build_parser(), ["t.json", "--policy", "fair", "-o", "o"],
+                                  (*cli.TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
+                                   "time_scale"))
+    topo, opts, notes = cli.settings(args, given)
+    assert (topo.kind, topo.link_rate_bps) == ("big_switch", 10e9)
+    assert opts == {"priority_classes": 8, "rate_scale": 0.003, "time_scale": 2.0,
+                    "realloc": "policy"} and notes == []
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[experiment]\nrealloc = "flow"\n',
+     "experiment.realloc: the mininet backend runs each policy at its published events"),
+    ("[experiment]\npriority_classes = 0\n",
+     "experiment.priority_classes: the mininet backend needs 1..8"),
+    ("[experiment]\nrate_scale = 0.0\n", "experiment.rate_scale/time_scale: must be > 0"),
+    ("[topology]\nnum_spines = 0\n", "topology.num_spines: must be >= 1, got 0"),
+    ("[topology]\nlink_rate = 1e9\n", "unknown key 'topology.link_rate' (known: "),
+])
+def test_a_bad_file_is_one_line_before_anything_runs(tmp_path, text, message):
+    cfg = tmp_path / "mine.toml"
+    cfg.write_text(text)
+    r = subprocess.run([PYTHON, "-m", "emulation.mininet", "missing.json", "--policy", "fair",
+                        "--config", str(cfg), "-o", str(tmp_path / "out")],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    [line] = r.stderr.strip().splitlines()
+    assert line.startswith(f"error: {cfg}: ") and message in line, line
+    assert not (tmp_path / "out").exists()
+
