@@ -93,3 +93,16 @@ def merged_topology(defaults: dict, file_topo: dict, args: argparse.Namespace,
     return topo
 
 
+def topology_config(topo: dict, given: set[str], source: Path | None = None) -> TopologyConfig:
+    """``TopologyConfig`` of the merged [topology] keys; a bad value's ConfigError names
+    the option it came from (``--spines 0``) or the file (``source``) that set it."""
+    try:
+        return build(TopologyConfig, topo, "topology")
+    except ConfigError as exc:
+        msg = str(exc)
+        for dest, key in TOPOLOGY_FLAGS.items():
+            if msg.startswith(f"topology.{key}:") and dest in given:
+                flag = "--" + dest.replace("_", "-")
+                raise ConfigError(f"{flag}: {msg[len(f'topology.{key}:'):].strip()}") from None
+        raise ConfigError(f"{source}: {msg}" if source is not None else msg) from None
+

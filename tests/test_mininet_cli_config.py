@@ -1,7 +1,8 @@
 """The packet-level command line's --config (an experiment TOML): the file's [topology]
 and [experiment] priority_classes / rate_scale / time_scale apply, options given win,
 the suite's packet-level checks hold (realloc "policy", 1..8 classes), and a bad file
-fails with one line before the trace is read or root is checked."""
+fails with one line before the trace is read or root is checked. Both command lines name
+a bad topology option as it was given."""
 import subprocess
 
 import pytest
@@ -90,3 +91,16 @@ def test_a_bad_file_is_one_line_before_anything_runs(tmp_path, text, message):
     assert line.startswith(f"error: {cfg}: ") and message in line, line
     assert not (tmp_path / "out").exists()
 
+
+
+@pytest.mark.parametrize("module", ["emulation.fluid", "emulation.mininet"])
+@pytest.mark.parametrize("argv,line", [
+    (["--topology", "leaf_spine", "--spines", "0"], "error: --spines: must be >= 1, got 0"),
+    (["--oversubscription", "-1"], "error: --oversubscription: must be > 0"),
+])
+def test_a_bad_topology_option_is_named_as_given(tmp_path, module, argv, line):
+    """Both command lines name the option, not the [topology] key it sets."""
+    r = subprocess.run([PYTHON, "-m", module, "missing.json", "--policy", "fair", *argv,
+                        "-o", str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [line]

@@ -43,12 +43,12 @@ from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler.lower_bound_cache import lower_bound_cache_dir
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
-from runner.cli_config import (TOPOLOGY_FLAGS, merged_topology, parse_given,
-                               read_config)
+from runner.cli_config import (TOPOLOGY_FLAGS, merged_topology, parse_given, read_config,
+                               topology_config)
 from runner.config import ExperimentSection, check_topology_hosts
 from workloads import coflow_benchmark
 from workloads.cli import run_cli
-from workloads.config import ConfigError, build, to_dict
+from workloads.config import ConfigError, to_dict
 from workloads.trace import TraceError
 
 REALLOC_CHOICES = (*REALLOC_MODES, "policy")
@@ -168,7 +168,7 @@ def settings(args: argparse.Namespace, given: set[str], is_bench: bool
             opts[key] = getattr(args, key)
     if "realloc" in given:
         source = "--realloc"
-    topo_cfg = build(TopologyConfig, topo, "topology")
+    topo_cfg = topology_config(topo, given, args.config)
     if is_bench and topo_cfg.kind != "big_switch":
         raise ConfigError("coflow-benchmark traces use ports: only topology big_switch")
     return topo_cfg, {**opts, "realloc_source": source,

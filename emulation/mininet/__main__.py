@@ -23,7 +23,8 @@ from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args
-from runner.cli_config import TOPOLOGY_FLAGS, merged_topology, parse_given, read_config
+from runner.cli_config import (TOPOLOGY_FLAGS, merged_topology, parse_given, read_config,
+                               topology_config)
 from runner.config import ExperimentSection
 from workloads import coflow_benchmark
 from workloads.config import ConfigError, build, to_dict
@@ -93,7 +94,7 @@ def settings(args: argparse.Namespace, given: set[str]
     if opts["rate_scale"] <= 0 or opts["time_scale"] <= 0:
         raise ConfigError("--rate-scale and --time-scale must be > 0")
     topo = merged_topology(TOPOLOGY_DEFAULTS, file_topo, args, given)
-    return build(TopologyConfig, topo, "topology"), opts, notes
+    return topology_config(topo, given, args.config), opts, notes
 
 
 def main(argv: list[str] | None = None) -> int:
