@@ -269,8 +269,10 @@ def main(argv: list[str] | None = None) -> int:
               "in their run.json (the records are kept)")
     if stale_note:
         print(stale_note)
+    workers = (f"dask {args.dask}" if args.dask
+               else f"{args.jobs} job{'s' if args.jobs != 1 else ''}")
     print(f"{len(specs)} runs into {where}: {n_done} already done, {len(todo)} to run "
-          f"({'dask ' + args.dask if args.dask else f'{args.jobs} jobs'})")
+          f"({workers})")
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
     if notes:
