@@ -377,6 +377,13 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
     return _save(fig, out, f"{experiment}_avg_sct_vs_{short}", data)
 
 
+class PlainLogFormatter(matplotlib.ticker.LogFormatter):
+    """A log axis's tick labels as plain numbers (``%g``: 0.3, 2, 50)."""
+
+    def _num_to_string(self, x, vmin, vmax):
+        return f"{x:g}"
+
+
 def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str, out: Path,
             styles: dict[str, Style] | None = None, stem: str | None = None) -> list[Path]:
     """Empirical CDF of SCT (all stages of every seed of one scenario): one panel per
@@ -403,10 +410,10 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
                     label=reference, zorder=3)
         ax.step(*curves[p], where="post", color=st[p].colour, ls="-", lw=1.8, label=p, zorder=2)
         ax.set_xscale("log")
-        # plain numbers (2, 3, 5), not 3x10^0, on the ticks of a range under a decade
-        ax.xaxis.set_major_formatter(matplotlib.ticker.LogFormatter())
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.LogFormatter(
-            labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+        # plain numbers (0.3, 2, 5), not 3x10^0 or 3e-01; minor ticks labelled only on an
+        # axis that spans less than a decade (matplotlib's own rule)
+        ax.xaxis.set_major_formatter(PlainLogFormatter())
+        ax.xaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
         ax.set_ylim(0, 1.02)
         ax.grid(color="0.92")
         ax.set_title(p if p == reference else f"{p} vs {reference}", fontsize=9)

@@ -104,9 +104,10 @@ def line_fallback(er: pd.DataFrame) -> str | None:
     if not line.any():
         return None
     if not line.all():
-        return (f'{int((~line).sum())} of its {len(er)} runs record figure = "bars": runs its '
-                "config no longer makes, kept in this results directory; remove their "
-                "directories for the line figure")
+        return (f'its runs disagree: {int(line.sum())} record figure = "line", '
+                f'{int((~line).sum())} "bars"; runs the config no longer makes (the runner\'s '
+                "note names them) are kept in this results directory: remove them for the "
+                "figure the config asks for")
     swept = [c[len("param:"):] for c in er.columns if c.startswith("param:") and er[c].notna().all()]
     if len(swept) != 1:
         return f"{len(swept)} swept keys: {', '.join(swept)}" if swept else "no swept key"
@@ -182,15 +183,17 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
             continue
         er = runs[runs["experiment"] == exp]
         why = line_fallback(er)
+        mixed = why is not None and why.startswith("its runs disagree")
         if why:
-            needs = ("" if "record figure" in why else "; a line figure needs exactly one "
-                     "swept numeric key with two or more values")
-            figure_notes.append(f'{exp}: `figure = "line"` is set, but the figure is bars '
-                                f"({why}{needs}).")
+            figure_notes.append(
+                f"{exp}: drawn as bars ({why})." if mixed else
+                f'{exp}: `figure = "line"` is set, but the figure is bars ({why}; a line '
+                "figure needs exactly one swept numeric key with two or more values).")
         figure_paths += plots.normalised_bars(
             norm, exp, ref, figs, st,
-            note=f'figure = "line" is set: drawn as bars ({why})' if why else None)
-        if (er["figure"] == "line").any() and not why:
+            note=(None if not why else "runs disagree on figure: drawn as bars" if mixed
+                  else f'figure = "line" is set: drawn as bars ({why})'))
+        if (er["figure"] == "line").all() and not why:
             param = next(c[len("param:"):] for c in er.columns
                          if c.startswith("param:") and er[c].notna().all())
             label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))

@@ -48,12 +48,13 @@ def _in(path: Path, fn, *args):
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def read_config(path: Path, *, applied: tuple[str, ...], run_kind: str
-                ) -> tuple[dict, dict, list[str]]:
+def read_config(path: Path, *, applied: tuple[str, ...], run_kind: str,
+                checked: tuple[str, ...] = ()) -> tuple[dict, dict, list[str]]:
     """The keys an experiment TOML sets in [topology] and in [experiment] (those of
-    ``applied``), both validated with the suite's own schemas, and a note naming what a
-    ``run_kind`` run ("fluid", "packet-level") does not use. ConfigError on unknown tables
-    or keys."""
+    ``applied``, and of ``checked``: returned for the caller to check, neither named as
+    applied nor as unused), both validated with the suite's own schemas, and a note naming
+    what a ``run_kind`` run ("fluid", "packet-level") does not use. ConfigError on unknown
+    tables or keys."""
     data = load_toml(path)
     for key in data:
         if key not in TABLES:
@@ -70,7 +71,7 @@ def read_config(path: Path, *, applied: tuple[str, ...], run_kind: str
     runner = [f"[{t}]" for t in TABLES if t in data and t not in ("topology", "experiment",
                                                                    "workload")]
     runner += [f"experiment.{k}" for k in exp
-               if k not in applied and k not in SILENT_EXPERIMENT_KEYS]
+               if k not in applied and k not in checked and k not in SILENT_EXPERIMENT_KEYS]
     if runner:
         unused.append(f"{', '.join(runner)} (the suite runner's: run_experiments.py)")
     notes = []
@@ -80,7 +81,7 @@ def read_config(path: Path, *, applied: tuple[str, ...], run_kind: str
         notes.append(f"note: {path}: "
                      + (f"applied {', '.join(used)}; " if used else "")
                      + f"not used by a {run_kind} run: " + "; ".join(unused))
-    return topo, {k: exp[k] for k in applied if k in exp}, notes
+    return topo, {k: exp[k] for k in (*applied, *checked) if k in exp}, notes
 
 
 def merged_topology(defaults: dict, file_topo: dict, args: argparse.Namespace,

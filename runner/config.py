@@ -92,7 +92,7 @@ class ExperimentSection:
                               f"realloc {self.realloc!r} applies to fluid runs only")
         if self.backend == "mininet" and not 1 <= self.priority_classes <= 8:
             raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
-        if self.rate_scale <= 0 or self.time_scale <= 0:
+        if not (self.rate_scale > 0 and self.time_scale > 0):  # NaN fails too
             raise ConfigError(f"{where}.rate_scale/time_scale: must be > 0")
         if self.repetitions < 1:
             raise ConfigError(f"{where}.repetitions: must be >= 1")
@@ -158,11 +158,12 @@ def run_key(config: dict[str, Any]) -> str:
 
 def content_key(spec: RunSpec) -> str:
     """What a fluid run's records depend on: its config without the experiment's name,
-    description, figure and the swept parameters' labels. Two runs with the same key
+    description, figure, run lists and the swept parameters' labels. Two runs with the same key
     (the congestion family's base point sits in four experiments) give identical records."""
     cfg = dict(spec.config)
     cfg["experiment_cfg"] = {k: v for k, v in cfg["experiment_cfg"].items()
-                             if k not in ("name", *COSMETIC_EXPERIMENT_KEYS)}
+                             if k not in ("name", *COSMETIC_EXPERIMENT_KEYS,
+                                          *RUN_LIST_EXPERIMENT_KEYS)}
     for k in ("experiment", "params"):
         cfg.pop(k)
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]

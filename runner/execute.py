@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -254,8 +253,9 @@ def is_done(spec: RunSpec, out_root: Path) -> bool:
 def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
     """("done" | "to run" | "different", the config hash found). A run directory whose
     run_config.json holds the same config hash is done, and so is one whose config differs
-    only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` (same ``run_key``; the hash found is
-    then not the spec's, and ``relabel`` writes the spec's labels); one holding another
+    only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` or the run lists of
+    ``RUN_LIST_EXPERIMENT_KEYS`` (same ``run_key``; the hash found is then not the spec's,
+    and ``relabel`` writes the spec's config and hash); one holding another
     run (or an unreadable run_config.json) is a different run, replaced only with
     ``--force``, and so is a fluid run recorded under another reallocation mode than the
     spec resolves to (``resolved_realloc``; the second value is then ``"realloc MODE"``,
@@ -332,10 +332,14 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     todo, copies = split_duplicates(todo, list(done_specs))
     from tqdm import tqdm
     prepared = {}
-    for s in tqdm(todo, desc="traces and lower bounds", unit="run", dynamic_ncols=True,
-                  file=sys.stderr, disable=len(todo) < 2 or not sys.stderr.isatty(),
-                  leave=False):
-        prepared[(s.experiment, s.name)] = prepare_trace(s, out)
+    prep = progress(total=len(todo), desc="traces and lower bounds", disable=len(todo) < 2,
+                    leave=False)
+    try:
+        for s in todo:
+            prepared[(s.experiment, s.name)] = prepare_trace(s, out)
+            prep.update(1)
+    finally:
+        prep.close()
     total = len(todo) + len(copies)
     bar = progress(total=total, desc="runs", disable=not total)
     t0 = time.time()

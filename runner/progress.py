@@ -35,12 +35,14 @@ class LogProgress:
 
 
 def progress(*, total: int, desc: str, stream: TextIO | None = None,
-             log_every_s: float = 30.0, disable: bool = False):
-    """A tqdm bar of ``total`` runs on a terminal, else a ``LogProgress`` (both have
-    ``update(n)`` and ``close()``); ``disable``: neither shows anything."""
+             log_every_s: float = 30.0, disable: bool = False, leave: bool = True):
+    """A tqdm bar of ``total`` runs on a terminal (``leave``: kept on screen when done),
+    else a ``LogProgress`` (both have ``update(n)`` and ``close()``); ``disable``: neither
+    shows anything."""
     stream = stream or sys.stderr
     if not disable and getattr(stream, "isatty", lambda: False)():
         from tqdm import tqdm
-        return tqdm(total=total, unit="run", dynamic_ncols=True, file=stream, desc=desc)
+        return tqdm(total=total, unit="run", dynamic_ncols=True, file=stream, desc=desc,
+                    leave=leave)
     return LogProgress(total=0 if disable else total, desc=desc, stream=stream,
                        log_every_s=float("inf") if disable else log_every_s)

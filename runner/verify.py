@@ -121,19 +121,21 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     results_of: dict[Path, list[str]] = {}
     with tempfile.TemporaryDirectory(prefix="verify-") as tmp:
         bar = progress(total=len(fluid), desc="verify")
-        if jobs == 1 or len(fluid) <= 1:
-            for r in fluid:
-                _, d = _verify_one(str(r), tmp)
-                results_of[r] = d
-                bar.update(1)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futs = [pool.submit(_verify_one, str(r), tmp) for r in fluid]
-                for fut in as_completed(futs):
-                    r, d = fut.result()
-                    results_of[Path(r)] = d
+        try:
+            if jobs == 1 or len(fluid) <= 1:
+                for r in fluid:
+                    _, d = _verify_one(str(r), tmp)
+                    results_of[r] = d
                     bar.update(1)
-        bar.close()
+            else:
+                with ProcessPoolExecutor(max_workers=jobs) as pool:
+                    futs = [pool.submit(_verify_one, str(r), tmp) for r in fluid]
+                    for fut in as_completed(futs):
+                        r, d = fut.result()
+                        results_of[Path(r)] = d
+                        bar.update(1)
+        finally:
+            bar.close()
     rows: dict[str, list[int]] = {}
     for r in runs:
         row = rows.setdefault(r.parent.name, [0, 0, 0, 0])  # recomputed, pass, fail, not

@@ -104,3 +104,33 @@ def test_a_bad_topology_option_is_named_as_given(tmp_path, module, argv, line):
                         "-o", str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip().splitlines() == [line]
+
+
+def test_an_option_given_overrides_a_file_value_the_packet_level_cannot_run(tmp_path):
+    """priority_classes = 0 (unlimited: fine for a fluid suite) with --priority-classes 4:
+    the option wins, so the run is valid; without it, the file's value is the error."""
+    _, opts, _ = settings(tmp_path, "[experiment]\npriority_classes = 0\n",
+                          "--priority-classes", "4")
+    assert opts["priority_classes"] == 4
+    with pytest.raises(cli.ConfigError, match="experiment.priority_classes: the mininet "
+                                              "backend needs 1..8"):
+        settings(tmp_path, "[experiment]\npriority_classes = 0\n")
+
+
+def test_realloc_is_checked_not_named_as_applied(tmp_path):
+    _, opts, notes = settings(tmp_path, '[experiment]\nrealloc = "policy"\n[workload]\n'
+                                        "num_apps = 2\n")
+    assert opts["realloc"] == "policy"
+    [note] = notes
+    assert "experiment.realloc" not in note and note.endswith("python -m workloads generate)")
+
+
+@pytest.mark.parametrize("flag", ["--rate-scale", "--time-scale"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_scale_option_must_be_positive(tmp_path, flag, value):
+    with pytest.raises(cli.ConfigError, match=f"{flag}: must be > 0"):
+        args, given = cli.parse_given(cli.build_parser(), ["t.json", "--policy", "fair", "-o",
+                                                            "o", flag, value],
+                                      (*cli.TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
+                                       "time_scale"))
+        cli.settings(args, given)

@@ -327,18 +327,34 @@ def test_scenarios_are_in_numeric_order(tmp_path):
     assert rows == want
 
 
-def test_runs_still_recording_bars_keep_a_line_figure_from_being_drawn_and_say_so(tmp_path, capsys):
+def test_runs_that_disagree_on_the_figure_get_bars_and_say_so(tmp_path, capsys):
     """A sweep (figure = "line") beside the runs made before it was added (figure "bars",
-    no swept value): bars, and the note names those runs and what to do."""
+    no swept value): bars, and the note says the runs disagree and what to do, without
+    guessing which side is the config's."""
     for x in (1, 2):
         write_runs(tmp_path, "two", {"workload.x": x},
                    {REFERENCE: ([2.0],), "sincronia": ([3.0],)}, figure="line")
     write_runs(tmp_path, "two", {}, {REFERENCE: ([2.0],), "sincronia": ([3.0],)}, figure="bars")
     text = make_report(tmp_path).read_text()
-    assert ('two: `figure = "line"` is set, but the figure is bars (2 of its 6 runs record '
-            'figure = "bars": runs its config no longer makes, kept in this results directory; '
-            'remove their directories for the line figure).') in text
-    assert "note: two: `figure = \"line\"` is set" in capsys.readouterr().err
+    assert ('two: drawn as bars (its runs disagree: 4 record figure = "line", 2 "bars"; runs '
+            "the config no longer makes (the runner's note names them) are kept in this "
+            "results directory: remove them for the figure the config asks for).") in text
+    assert "note: two: drawn as bars (its runs disagree" in capsys.readouterr().err
+    assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
+
+
+def test_runs_that_disagree_the_other_way_get_the_same_neutral_note(tmp_path, capsys):
+    """The config went from figure = "line" to "bars" and dropped a sweep point: the
+    current runs say "bars", the dropped point's old ones "line". Bars, and the note does
+    not claim that "line" is set."""
+    for x in (1, 2):
+        write_runs(tmp_path, "two", {"workload.x": x},
+                   {REFERENCE: ([2.0],), "sincronia": ([3.0],)}, figure="bars")
+    write_runs(tmp_path, "two", {"workload.x": 3}, {REFERENCE: ([2.0],), "sincronia": ([3.0],)},
+               figure="line")
+    text = make_report(tmp_path).read_text()
+    assert 'two: drawn as bars (its runs disagree: 2 record figure = "line", 4 "bars"' in text
+    assert '`figure = "line"` is set' not in text
     assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
 
 

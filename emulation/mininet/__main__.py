@@ -31,11 +31,12 @@ from workloads.config import ConfigError, build, to_dict
 from workloads.cli import run_cli
 from workloads.trace import TraceError
 
-# [experiment] keys a single packet-level run applies (realloc only checked: "policy");
-# the defaults are the suite's own
-APPLIED_EXPERIMENT_KEYS = ("priority_classes", "rate_scale", "time_scale", "realloc")
+# [experiment] keys a single packet-level run applies, and realloc, which it only checks
+# (it must be "policy", as in the suite); the defaults are the suite's own
+APPLIED_EXPERIMENT_KEYS = ("priority_classes", "rate_scale", "time_scale")
+CHECKED_EXPERIMENT_KEYS = ("realloc",)
 EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
-                       if f.name in APPLIED_EXPERIMENT_KEYS}
+                       if f.name in APPLIED_EXPERIMENT_KEYS + CHECKED_EXPERIMENT_KEYS}
 TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
 
 
@@ -79,20 +80,22 @@ def settings(args: argparse.Namespace, given: set[str]
     """Topology, the run's options (priority_classes, rate_scale, time_scale) and the
     --config notes: defaults < the file < given options. ConfigError names a bad key."""
     file_topo, file_exp, notes = {}, {}, []
+    for flag in ("rate_scale", "time_scale"):
+        if flag in given and not getattr(args, flag) > 0:
+            raise ConfigError(f"--{flag.replace('_', '-')}: must be > 0")
     if args.config is not None:
         file_topo, file_exp, notes = read_config(args.config, applied=APPLIED_EXPERIMENT_KEYS,
+                                                 checked=CHECKED_EXPERIMENT_KEYS,
                                                  run_kind="packet-level")
-        try:  # the suite's checks of a packet-level experiment (realloc, 1..8 classes)
-            build(ExperimentSection, {"name": args.config.stem, "backend": "mininet",
-                                      **file_exp}, "experiment")
-        except ConfigError as exc:
-            raise ConfigError(f"{args.config}: {exc}") from None
     opts = {**EXPERIMENT_DEFAULTS, **file_exp}
-    for key in ("priority_classes", "rate_scale", "time_scale"):
+    for key in APPLIED_EXPERIMENT_KEYS:
         if key in given:
             opts[key] = getattr(args, key)
-    if opts["rate_scale"] <= 0 or opts["time_scale"] <= 0:
-        raise ConfigError("--rate-scale and --time-scale must be > 0")
+    try:  # the suite's checks of a packet-level experiment (realloc, 1..8 classes), on the
+        # values the run uses: a value given on the command line is already checked
+        build(ExperimentSection, {"name": "run", "backend": "mininet", **opts}, "experiment")
+    except ConfigError as exc:
+        raise ConfigError(f"{args.config}: {exc}") from None
     topo = merged_topology(TOPOLOGY_DEFAULTS, file_topo, args, given)
     return topology_config(topo, given, args.config), opts, notes
 
