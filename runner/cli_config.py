@@ -6,12 +6,17 @@ values win: the command's defaults < the file < options given on the command lin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from emulation.topology import TopologyConfig
 from runner.config import TABLES, ExperimentSection
-from workloads.config import ConfigError, build, load_toml
+from workloads.config import ConfigError, build, load_toml, to_dict
 
+# the command lines' defaults are the suite's own (one schema): [experiment] and [topology]
+EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
+                       if f.default is not dataclasses.MISSING}
+TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
 SILENT_EXPERIMENT_KEYS = ("name", "description", "figure")  # labels, nothing to apply
 # command-line dest -> [topology] key
 TOPOLOGY_FLAGS = {"topology": "kind", "hosts_per_leaf": "hosts_per_leaf",

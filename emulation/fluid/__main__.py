@@ -32,7 +32,6 @@ named on stderr as not used.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import sys
 from pathlib import Path
@@ -43,19 +42,15 @@ from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler.lower_bound_cache import lower_bound_cache_dir
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
-from runner.cli_config import (TOPOLOGY_FLAGS, merged_topology, parse_given, read_config,
-                               topology_config)
+from runner.cli_config import (EXPERIMENT_DEFAULTS, TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS,
+                               merged_topology, parse_given, read_config, topology_config)
 from runner.config import ExperimentSection, check_topology_hosts
 from workloads import coflow_benchmark
 from workloads.cli import run_cli
-from workloads.config import ConfigError, to_dict
+from workloads.config import ConfigError
 from workloads.trace import TraceError
 
 REALLOC_CHOICES = (*REALLOC_MODES, "policy")
-# the defaults are the suite's own (one schema): [experiment] and [topology]
-EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
-                       if f.default is not dataclasses.MISSING}
-TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
 DEFAULT_REALLOC = EXPERIMENT_DEFAULTS["realloc"]  # "policy"
 BENCH_LINK_RATE_BPS = 1e9  # coflow-benchmark files: the FB2010 trace's 1 Gbit/s ports
 # [experiment] keys a single fluid run applies; the others are the suite runner's

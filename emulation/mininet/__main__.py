@@ -14,7 +14,6 @@ override the file. Its other tables and keys are named on stderr as not used.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
@@ -23,11 +22,12 @@ from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args
-from runner.cli_config import (TOPOLOGY_FLAGS, merged_topology, parse_given, read_config,
-                               topology_config)
+from runner.cli_config import EXPERIMENT_DEFAULTS as SUITE_DEFAULTS
+from runner.cli_config import (TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topology, parse_given,
+                               read_config, topology_config)
 from runner.config import ExperimentSection
 from workloads import coflow_benchmark
-from workloads.config import ConfigError, build, to_dict
+from workloads.config import ConfigError, build
 from workloads.cli import run_cli
 from workloads.trace import TraceError
 
@@ -35,9 +35,8 @@ from workloads.trace import TraceError
 # (it must be "policy", as in the suite); the defaults are the suite's own
 APPLIED_EXPERIMENT_KEYS = ("priority_classes", "rate_scale", "time_scale")
 CHECKED_EXPERIMENT_KEYS = ("realloc",)
-EXPERIMENT_DEFAULTS = {f.name: f.default for f in dataclasses.fields(ExperimentSection)
-                       if f.name in APPLIED_EXPERIMENT_KEYS + CHECKED_EXPERIMENT_KEYS}
-TOPOLOGY_DEFAULTS = to_dict(TopologyConfig())
+EXPERIMENT_DEFAULTS = {k: SUITE_DEFAULTS[k]
+                       for k in APPLIED_EXPERIMENT_KEYS + CHECKED_EXPERIMENT_KEYS}
 
 
 def build_parser() -> argparse.ArgumentParser:
