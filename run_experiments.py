@@ -35,8 +35,9 @@ added there runs in every such experiment, and the runs made before it stay done
 records and ``run_config.json``; a rerun skips runs whose directory holds the same config
 hash, so an interrupted suite resumes where it stopped. A directory that holds a
 different run (another config hash: the config changed) is replaced only with
-``--force``; without it the runner stops before any run and names the directory
-(``--dry-run`` prints the same error and exits with the same status, 2). The
+``--force``; without it the runner stops before any run and names the directory and
+the keys that changed (``--dry-run`` prints the same error and exits with the same
+status, 2). The
 labels ``[experiment] description`` and ``figure`` and the run lists ``policies``,
 ``seeds`` and ``repetitions`` are not part of what makes a run different: after an edit
 of them alone every run still listed stays done (``--dry-run`` says so; a policy, seed or
@@ -87,8 +88,8 @@ import sys
 from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
-from runner.execute import (backend_of, committed_runs, relabel, resolved_realloc, run_all,
-                            run_status, stale_runs)
+from runner.execute import (backend_of, committed_runs, config_changes, relabel,
+                            resolved_realloc, run_all, run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -136,9 +137,11 @@ def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Na
                     f"and this config runs {s.policy} under realloc {resolved_realloc(s)} "
                     f"(its default_realloc or allocation differs from the run's{more}); pass "
                     f"--force to replace {'them' if more else 'it'}")
-        return (f"{_shown(out / s.experiment / s.name)} holds a different run (config hash "
-                f"{old or 'unreadable'}, this config's {s.config_hash}{more}); pass --force to "
-                f"replace {'them' if more else 'it'}")
+        changes = config_changes(s, out)
+        return (f"{_shown(out / s.experiment / s.name)} holds a different run ("
+                + (f"changed: {changes}; " if changes else "")
+                + f"config hash {old or 'unreadable'}, this config's {s.config_hash}{more}); "
+                f"pass --force to replace {'them' if more else 'it'}")
     return None
 
 
@@ -238,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in specs:
             st, old = status[(s.experiment, s.name)]
             shown = {"different": f"different run: {replaced}"}.get(st, st)
+            if st == "different" and (changes := config_changes(s, out)):
+                shown = f"different run, changed: {changes}; {replaced}"
             if st == "different" and old and old.startswith("realloc "):
                 shown = (f"different run: recorded under {old}, this config's is "
                          f"realloc {resolved_realloc(s)}; {replaced}")

@@ -8,7 +8,8 @@ directory atomically (temp dir, then rename, with ``run_config.json`` and paths 
 to the results directory; a run that raises leaves nothing behind but finished traces
 and bounds, which a rerun reuses), copying a fluid run identical to one already run
 (``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
-``is_done``, ``run_status``, ``stale_runs``, ``backend_of``; ``relabel``: a done run's
+``is_done``, ``run_status``, ``config_changes``, ``stale_runs``, ``backend_of``;
+``relabel``: a done run's
 description, figure and run lists brought up to date), and the whole set of runs
 with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
 time in this process).
@@ -25,7 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from runner.config import RunSpec, content_key, run_key
+from runner.config import (COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec,
+                           content_key, run_key)
 from runner.progress import progress
 from workloads.config import build
 
@@ -274,6 +276,46 @@ def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
         if recorded is not None and wanted is not None and recorded != wanted:
             return "different", f"realloc {recorded}"
     return ("done" if same else "different"), old
+
+
+def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
+    """A run config's leaves by dotted key (``workload.num_apps``)."""
+    if not isinstance(config, dict):
+        return {prefix: config}
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def config_changes(spec: RunSpec, out_root: Path, *, limit: int = 3) -> str:
+    """What differs between the run recorded in ``spec``'s run directory and ``spec``, for
+    a message: up to ``limit`` dotted keys with the recorded and the new value
+    (``workload.num_apps 8 -> 12``), then how many more; the keys that never make a run
+    different (config hash, trace location, labels, run lists) are left out. Empty if the
+    directory's run_config.json is unreadable or nothing but those keys differs."""
+    try:
+        stored = json.loads((out_root / spec.experiment / spec.name
+                             / "run_config.json").read_text())
+        old = _flat({k: v for k, v in stored.items() if k != "config_hash"})
+    except (OSError, ValueError, AttributeError):
+        return ""
+    new = _flat(spec.config)
+    ignored = {f"experiment_cfg.{k}" for k in ("trace", *COSMETIC_EXPERIMENT_KEYS,
+                                                *RUN_LIST_EXPERIMENT_KEYS)}
+    missing = object()
+    changed = [k for k in sorted(set(old) | set(new)) if k not in ignored
+               and not any(k.startswith(i + ".") for i in ignored)
+               and old.get(k, missing) != new.get(k, missing)]
+
+    def shown(v: Any) -> str:
+        return "(none)" if v is missing else json.dumps(v)
+
+    parts = [f"{k} {shown(old.get(k, missing))} -> {shown(new.get(k, missing))}"
+             for k in changed[:limit]]
+    if len(changed) > limit:
+        parts.append(f"{len(changed) - limit} more")
+    return ", ".join(parts)
 
 
 def resolved_realloc(spec: RunSpec) -> str | None:

@@ -513,3 +513,49 @@ def test_every_committed_experiment_sets_only_keys_it_reads():
     for path in sorted((REPO / "experiments").glob("*.toml")):
         for full in (False, True):
             assert load_experiment(path, full=full), path
+
+
+def test_a_different_run_says_what_changed(tmp_path):
+    """One run with 2 apps of max_resource 3, then the file asks for 3 apps of max_resource
+    9 and a new description: the dry run and the refusal name the two workload keys with
+    their recorded and new values, not the description (a label)."""
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    assert runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis").returncode == 0
+    cfg.write_text(cfg.read_text().replace("num_apps = 2", "num_apps = 3")
+                   .replace("max_resource = 3", "max_resource = 9")
+                   .replace("seeds = [1]", 'seeds = [1]\ndescription = "bigger"'))
+    changed = "workload.max_resource 3 -> 9, workload.num_apps 2 -> 3"
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 2
+    assert r.stdout.splitlines()[0] == (f"one/policy=fair,seed=1  (different run, changed: "
+                                        f"{changed}; --force replaces it)")
+    r = runner("--config", cfg, "--out", out, "--no-analysis")
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"error: {out}/one/policy=fair,seed=1 holds a different run "
+                               f"(changed: {changed}; config hash ")
+
+
+def test_config_changes_lists_leaves_and_counts_the_rest(tmp_path):
+    """Hand-made configs: a nested value changed, a key added, a key removed and a label
+    changed; with limit 2 the first two in key order are shown and the third counted."""
+    from runner.config import load_experiment
+    from runner.execute import config_changes
+    [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
+    stored = json.loads(json.dumps(spec.config))
+    stored["topology"]["link_rate_bps"] = 1.0
+    stored["workload"]["num_apps"] = 5
+    stored["workload"]["old_key"] = [1, 2]
+    stored["experiment_cfg"]["description"] = "another label"
+    stored["experiment_cfg"]["seeds"] = [7]
+    stored["config_hash"] = "0" * 16
+    d = tmp_path / "res" / spec.experiment / spec.name
+    d.mkdir(parents=True)
+    (d / "run_config.json").write_text(json.dumps(stored))
+    new_rate = json.dumps(spec.topology["link_rate_bps"])
+    assert config_changes(spec, tmp_path / "res") == (
+        f"topology.link_rate_bps 1.0 -> {new_rate}, workload.num_apps 5 -> 2, "
+        "workload.old_key [1, 2] -> (none)")
+    assert config_changes(spec, tmp_path / "res", limit=2) == (
+        f"topology.link_rate_bps 1.0 -> {new_rate}, workload.num_apps 5 -> 2, 1 more")
+    (d / "run_config.json").write_text("{not json")
+    assert config_changes(spec, tmp_path / "res") == ""
