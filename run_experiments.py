@@ -33,7 +33,9 @@ added there runs in every such experiment, and the runs made before it stay done
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
 ``<results dir>/<experiment>/<run name>/`` atomically (temp dir, then rename) with the
 records and ``run_config.json``; a rerun skips runs whose directory holds the same config
-hash, so an interrupted suite resumes where it stopped. A directory that holds a
+hash, so an interrupted suite resumes where it stopped (what a killed runner left, its
+temporary directories and files, is removed by the next run, and a run it had renamed
+aside while replacing it is put back). A directory that holds a
 different run (another config hash: the config changed) is replaced only with
 ``--force``; without it the runner stops before any run and names the directory and
 the keys that changed (``--dry-run`` prints the same error and exits with the same
@@ -88,8 +90,9 @@ import sys
 from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
-from runner.execute import (backend_of, committed_runs, config_changes, relabel,
-                            resolved_realloc, run_all, run_status, stale_runs)
+from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
+                            interrupted_leftovers, relabel, resolved_realloc, run_all,
+                            run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -117,13 +120,46 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _into_reference(out: Path, args: argparse.Namespace) -> bool:
+    """True if ``--config`` / ``--full`` runs would go into ``results/`` without ``--force``."""
+    return out == REFERENCE_DIR.resolve() and bool(args.config or args.full) and not args.force
+
+
+def leftovers_note(out: Path, args: argparse.Namespace) -> str | None:
+    """What runners killed mid-write left in ``out`` (``interrupted_leftovers``): removed
+    here (an older run renamed aside put back in place) unless this is a dry run or a run
+    that will be refused; the note says which. Not looked for with a remote Dask cluster,
+    whose workers' process ids are not this machine's."""
+    if not out.is_dir() or (args.dask and args.dask != "local"):
+        return None
+    found = interrupted_leftovers(out)
+    if not found:
+        return None
+    if args.dry_run or _into_reference(out, args):
+        return (f"{_count(len(found), 'file or directory', 'files or directories')} left by "
+                f"interrupted runs under {_shown(out)} (e.g. "
+                f"{found[0].relative_to(out).as_posix()}): a run clears them")
+    removed, restored = clear_leftovers(found)
+    parts = [f"{_count(removed, 'temporary file or directory', 'temporary files or directories')}"
+             " removed"] if removed else []
+    if restored:
+        parts.append(f"{_count(restored, 'run', 'runs')} renamed aside while being replaced "
+                     "put back in place")
+    return f"cleared what interrupted runs left under {_shown(out)}: {', '.join(parts)}"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``n`` and the noun in its number: "1 run", "2 runs"."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Namespace
                   ) -> str | None:
     """Why a run (and its ``--dry-run``) stops before any run, exit status 2, or None:
     ``--config`` / ``--full`` runs into ``results/`` without ``--force``, or a run directory
     that holds a different run (another config hash) without ``--force``."""
     where = _shown(out)
-    if out == REFERENCE_DIR.resolve() and (args.config or args.full) and not args.force:
+    if _into_reference(out, args):
         return (f"{where} holds the committed reference results of the default suite; "
                 f"--config and --full runs go to "
                 f"{_shown(default_out(args.config, full=args.full))} (the default) or to "
@@ -223,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for n in notes:
         print(f"note: {n}")
+    if left := leftovers_note(out, args):
+        print(f"note: {left}")
     status = {(s.experiment, s.name): run_status(s, out) for s in specs}
     different = [s for s in specs if status[(s.experiment, s.name)][0] == "different"]
     todo = [s for s in specs if status[(s.experiment, s.name)][0] != "done"]
@@ -251,12 +289,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s.experiment}/{s.name}  ({shown})")
         if stale_note:
             print(stale_note)
-        print(f"{len(specs)} runs into {where}: {n_done} done (same config hash"
-              + (f"; {len(relabelled)} of them record another [experiment] description, "
+        print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} done (same config hash"
+              + (f"; {len(relabelled)} of them "
+                 f"{'records' if len(relabelled) == 1 else 'record'} another [experiment] description, "
                  "figure or run list (policies, seeds, repetitions), which a run rewrites"
                  if relabelled else "")
               + f"), {len(todo) - len(different)} to run"
-              + (f", {len(different)} directories hold a different run" if different else "")
+              + (f", {_count(len(different), 'directory holds', 'directories hold')} a "
+                 "different run" if different else "")
               + ("; a run stops before any of them (error below)" if refusal else ""))
         if refusal:
             print(f"error: {refusal}", file=sys.stderr)
@@ -276,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         print(stale_note)
     workers = (f"dask {args.dask}" if args.dask
                else f"{args.jobs} job{'s' if args.jobs != 1 else ''}")
-    print(f"{len(specs)} runs into {where}: {n_done} already done, {len(todo)} to run "
+    print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} already done, {len(todo)} to run "
           f"({workers})")
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])

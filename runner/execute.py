@@ -8,9 +8,10 @@ directory atomically (temp dir, then rename, with ``run_config.json`` and paths 
 to the results directory; a run that raises leaves nothing behind but finished traces
 and bounds, which a rerun reuses), copying a fluid run identical to one already run
 (``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
-``is_done``, ``run_status``, ``config_changes``, ``stale_runs``, ``backend_of``;
-``relabel``: a done run's
-description, figure and run lists brought up to date), and the whole set of runs
+``is_done``, ``run_status``, ``config_changes``, ``stale_runs``, ``backend_of``,
+``interrupted_leftovers``; ``clear_leftovers``: what killed runners left, removed or
+put back; ``relabel``: a done run's description, figure and run lists brought up to
+date), and the whole set of runs
 with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
 time in this process).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -237,6 +239,57 @@ def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec]
                 first[key] = s
             run.append(s)
     return run, copies
+
+
+_LEFTOVER = re.compile(r"^\.(?:tmp-|old-)(?P<name>.+)-(?P<pid>\d+)$|^\..+\.(?P<fpid>\d+)\.tmp$")
+
+
+def _pid_running(pid: int) -> bool:
+    """True if a process with this id runs on this machine (whoever owns it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def interrupted_leftovers(results: Path) -> list[Path]:
+    """What runners killed mid-write (SIGKILL, a power cut) left in a results directory:
+    temporary run directories ``<experiment>/.tmp-<run>-<pid>``, older runs renamed aside
+    ``<experiment>/.old-<run>-<pid>``, and temporary files ``.<file>.<pid>.tmp`` beside
+    traces, bounds and run.json files, whose process id no longer runs on this machine.
+    Those of a process still running (another runner into the same directory) are not
+    listed. Sorted."""
+    found = []
+    for pattern in ("*/.tmp-*", "*/.old-*", "*/traces/.*.tmp", "*/*/.*.tmp", "*/*/twin/.*.tmp"):
+        for p in results.glob(pattern):
+            m = _LEFTOVER.match(p.name)
+            if m and not _pid_running(int(m.group("pid") or m.group("fpid"))):
+                found.append(p)
+    return sorted(set(found))
+
+
+def clear_leftovers(paths: list[Path]) -> tuple[int, int]:
+    """Remove ``interrupted_leftovers``; an older run renamed aside whose run directory is
+    missing (the runner was killed between the two renames of a replacement) is moved
+    back into place instead. Returns (removed, restored)."""
+    removed = restored = 0
+    for p in paths:
+        m = _LEFTOVER.match(p.name)
+        if p.name.startswith(".old-") and m:
+            final = p.with_name(m.group("name"))
+            if not final.exists() and (p / "run_config.json").exists():
+                os.replace(p, final)
+                restored += 1
+                continue
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink(missing_ok=True)
+        removed += 1
+    return removed, restored
 
 
 def committed_runs(results: Path) -> list[Path]:

@@ -173,13 +173,15 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     # the dry run says what the run does: the same error, the same exit status
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 2
     dry = capsys.readouterr()
-    assert "(different run: --force replaces it)" in dry.out
+    assert ("(different run, changed: experiment_cfg.priority_classes 8 -> 4; --force "
+            "replaces it)") in dry.out
     assert dry.out.splitlines()[-1] == (
-        f"1 runs into {out}: 0 done (same config hash), 0 to run, 1 directories hold a "
+        f"1 run into {out}: 0 done (same config hash), 0 to run, 1 directory holds a "
         "different run; a run stops before any of them (error below)")
     assert dry.err.strip() == err
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run", "--force"]) == 0
-    assert "(different run: replaced (--force))" in capsys.readouterr().out
+    assert ("(different run, changed: experiment_cfg.priority_classes 8 -> 4; replaced "
+            "(--force))") in capsys.readouterr().out
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
                     "--force"]) == 0
     assert json.loads(rc.read_text())["config_hash"] == spec4.config_hash
@@ -234,7 +236,7 @@ def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert note in lines
-    assert lines[-1].startswith(f"1 runs into {out}: 1 done (same config hash; 1 of them")
+    assert lines[-1].startswith(f"1 run into {out}: 1 done (same config hash; 1 of them")
     assert lines[-1].endswith("), 0 to run")
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     assert note in capsys.readouterr().out.splitlines()

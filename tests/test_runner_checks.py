@@ -351,7 +351,7 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
         "one/policy=beamer,seed=1  (to run)",
         "one/policy=fair,seed=2  (to run)",
         "one/policy=beamer,seed=2  (to run)",
-        f"4 runs into {out}: 1 done (same config hash; 1 of them record another [experiment] "
+        f"4 runs into {out}: 1 done (same config hash; 1 of them records another [experiment] "
         "description, figure or run list (policies, seeds, repetitions), which a run "
         "rewrites), 3 to run"]
     calls = []
@@ -559,3 +559,50 @@ def test_config_changes_lists_leaves_and_counts_the_rest(tmp_path):
         f"topology.link_rate_bps 1.0 -> {new_rate}, workload.num_apps 5 -> 2, 1 more")
     (d / "run_config.json").write_text("{not json")
     assert config_changes(spec, tmp_path / "res") == ""
+
+
+def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
+    """A run, then what a runner killed mid-write leaves (process id of a finished child):
+    a temporary run directory, a temporary trace file, and the run itself renamed aside
+    by a replacement killed between its two renames. The dry run notes the three and
+    changes nothing (the run is then "to run"); a run puts the renamed run back in place
+    (done again, records unchanged, nothing executed) and removes the other two, but not
+    the temporary directory of a process that still runs (this one)."""
+    import os
+
+    import run_experiments as rx
+    import runner.execute as rexec
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    run = out / "one" / "policy=fair,seed=1"
+    records = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead = child.pid
+    (out / "one" / f".tmp-policy=fair,seed=2-{dead}").mkdir()
+    (out / "one" / f".tmp-policy=fair,seed=2-{dead}" / "flows.csv").write_text("x\n")
+    (out / "one" / "traces" / f".abc.json.{dead}.tmp").write_text("{")
+    live = out / "one" / f".tmp-policy=fair,seed=3-{os.getpid()}"
+    live.mkdir()
+    os.replace(run, out / "one" / f".old-policy=fair,seed=1-{dead}")
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"note: 3 files or directories left by interrupted runs under {out} (e.g. "
+        f"one/.old-policy=fair,seed=1-{dead}): a run clears them",
+        "one/policy=fair,seed=1  (to run)",
+        f"1 run into {out}: 0 done (same config hash), 1 to run"]
+    assert not run.exists()
+    calls = []
+    real = rexec.execute
+    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
+    try:
+        assert rx.main(args) == 0
+    finally:
+        rexec.execute = real
+    assert calls == []
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == records
+    assert sorted(p.name for p in (out / "one").iterdir()) == [
+        live.name, "policy=fair,seed=1", "traces"]
+    assert not list((out / "one" / "traces").glob(".*"))
