@@ -30,7 +30,6 @@ and says how to draw the others'.
 """
 from __future__ import annotations
 
-import math
 import re
 import sys
 from pathlib import Path
@@ -41,9 +40,10 @@ from analysis import plots
 from analysis.load import (load_jobs, load_runs, load_stages, load_twin_pairs, recording_files,
                            remove_stale,
                            scenario_order, sort_scenarios, write_table)
-from analysis.metrics import normalised, policy_ratios, run_metrics, sct_table
+from analysis.criteria import congestion_section, suite_check_lines
+from analysis.metrics import normalised, sct_table
 from analysis.regimes import regime_section
-from analysis.text import count, units_by_experiment
+from analysis.text import cell, count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
                                styles as policy_styles)
 
@@ -55,11 +55,6 @@ PARAM_LABELS = {
     "workload.num_hosts": ("hosts", True),
 }
 CDF_EXPERIMENT = "pattern"  # the SCT CDFs' experiment when present (else the first; --cdf)
-
-
-def _cell(v, fmt: str) -> str:
-    """A table cell: the formatted number, or '-' when there is none (no NaN in tables)."""
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) or pd.isna(v) else format(v, fmt)
 
 
 def _where(results: Path) -> str:
@@ -430,10 +425,10 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
         g = g.set_index("policy")
         if ref not in g.index:
             continue
-        cells = [_cell(g.loc[b, "reduction_mean"] * 100, "+.1f") + "%" if b in g.index
+        cells = [cell(g.loc[b, "reduction_mean"] * 100, "+.1f") + "%" if b in g.index
                  and pd.notna(g.loc[b, "reduction_mean"]) else "-" for b in others]
         lines.append(f"| {exp} | {scen} | {int(g.loc[ref, 'seeds'])} | "
-                     f"{_cell(g.loc[ref, 'avg_sct_s_mean'], '.2f')} | " + " | ".join(cells) + " |")
+                     f"{cell(g.loc[ref, 'avg_sct_s_mean'], '.2f')} | " + " | ".join(cells) + " |")
     if without_ref:
         lines += ["", f"No runs of `{ref}` (so no ratios, and no normalised figure) in: "
                   + ", ".join(without_ref) + "."]
@@ -443,7 +438,7 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
     lines.append("| experiment | " + " | ".join(lb_pols) + " |")
     lines.append("|---|" + "---|" * len(lb_pols))
     for exp, row in lb.iterrows():
-        lines.append(f"| {exp} | " + " | ".join(_cell(row[p], ".3f") for p in lb_pols) + " |")
+        lines.append(f"| {exp} | " + " | ".join(cell(row[p], ".3f") for p in lb_pols) + " |")
     if fidelity is not None:
         lines += ["", "## Packet-level fidelity (Mininet stage SCT / fluid twin's)", "",
                   "| policy | median | min | max | stages |", "|---|---|---|---|---|"]
@@ -482,126 +477,6 @@ def ratio_unit_note(norm: pd.DataFrame) -> str:
     main = max(groups, key=lambda w: len(groups[w]))
     return "; ".join(f"{w} in {', '.join(exps)}" for w, exps in groups.items() if w != main) \
         + f"; {main} in every other experiment"
-
-
-CONGESTION_PREFIX = "cong-"
-# stated criteria for beamer on the congestion family (mean over its scenarios):
-# beamer's avg SCT / the baseline's at most this
-CRITERIA = {"sincronia": 0.90, "fair": 0.80, "fifo_lm": 0.85}
-CRITERION_POLICY = "beamer"
-P99_VS_FAIR = 1.5  # and beamer's p99 SCT at most 1.5 x fair's in every scenario
-
-
-def congestion_section(runs, stages, tables: Path, reference: str = "beamer") -> list[str]:
-    """The congestion family's tables: per scenario the reference's avg SCT over each other
-    policy's (mean of per-seed ratios), its p99 over fair's, and per policy avg / p99 / max
-    SCT, avg app completion and avg SCT / LB (``tables/congestion.csv``); then the stated
-    criteria for ``beamer`` (``CRITERIA``, ``P99_VS_FAIR``) with their verdicts."""
-    cong = stages[stages["experiment"].str.startswith(CONGESTION_PREFIX)]
-    if cong.empty:
-        return []
-    per_run = run_metrics(cong)
-    lb = runs.set_index(["experiment", "scenario", "policy", "workload_seed"])["avg_sct_over_lb"]
-    per_run = per_run.join(lb, on=["experiment", "scenario", "policy", "workload_seed"])
-    detail = per_run.groupby(["experiment", "scenario", "policy"], sort=False)[
-        ["avg_sct_s", "p99_sct_s", "max_sct_s", "avg_app_completion_s", "avg_sct_over_lb"]].mean()
-    write_table(sort_by_policy(sort_scenarios(detail.reset_index())), tables / "congestion.csv")
-    pols = policy_order(per_run["policy"])
-    cr = runs[runs["experiment"].str.startswith(CONGESTION_PREFIX)]
-    ks = sorted({int(k) for k in cr.get("num_priority_classes", pd.Series(dtype=float)).dropna()})
-    backends = sorted(set(cr["backend"].dropna())) if "backend" in cr else []
-    head = ["", "## Congestion family (`" + CONGESTION_PREFIX + "*` experiments"
-            + (f"; {', '.join(backends)}" if backends else "")
-            + (f"; K = {', '.join(map(str, ks))}" if ks else "") + ")", ""]
-    if reference not in pols:
-        return head + [f"No runs of `{reference}` in these experiments: no ratios "
-                       "(per-policy numbers: `tables/congestion.csv`)."]
-    baselines = [p for p in pols if p != reference]
-    ratio = policy_ratios(per_run, policy=reference, baselines=baselines)
-    has_fair = "fair" in pols and reference != "fair"
-    p99 = policy_ratios(per_run, policy=reference, baselines=["fair"], metric="p99_sct_s") \
-        if has_fair else None
-    ratio["p99_vs_fair"] = p99["fair"].to_numpy() if p99 is not None and "fair" in p99 else float("nan")
-    write_table(ratio, tables / "congestion_ratios.csv")
-    lines = head + [
-        f"{reference}'s avg SCT / each other policy's (mean of per-seed ratios; < 1 = "
-        f"{reference} faster), and {reference}'s p99 SCT / fair's. Per-policy avg / p99 / max "
-        "SCT, avg app completion and /LB: `tables/congestion.csv`.", "",
-        "| experiment | scenario | seeds | " + " | ".join(f"/ {b}" for b in baselines)
-        + f" | p99 / fair | {reference} /LB |",
-        "|---|---|---|" + "---|" * (len(baselines) + 2)]
-    for _, r in ratio.iterrows():
-        key = (r["experiment"], r["scenario"], reference)
-        lbv = detail.loc[key, "avg_sct_over_lb"] if key in detail.index else float("nan")
-        lines.append(f"| {r['experiment']} | {r['scenario']} | {int(r['seeds'])} | "
-                     + " | ".join(_cell(r.get(b), ".3f") for b in baselines)
-                     + f" | {_cell(r['p99_vs_fair'], '.2f')} | {_cell(lbv, '.2f')} |")
-    mean = ratio[[b for b in baselines if b in ratio]].mean()
-    lines += ["", "Mean over the family's scenarios: " + ", ".join(
-        f"{reference} / {b} {_cell(mean.get(b), '.3f')}" for b in baselines) + "."]
-    lines += _criteria_lines(per_run, pols, ratio if reference == CRITERION_POLICY else None)
-    return lines
-
-
-def _criteria_lines(per_run, pols: list[str], ratio=None) -> list[str]:
-    """The stated criteria for ``beamer`` on the congestion family and whether they hold."""
-    if CRITERION_POLICY not in pols:
-        return []
-    bs = [b for b in CRITERIA if b in pols]
-    if ratio is None:
-        ratio = policy_ratios(per_run, policy=CRITERION_POLICY, baselines=bs)
-    parts = []
-    for b in bs:
-        m = ratio[b].mean()
-        parts.append(f"avg SCT <= {CRITERIA[b]:.2f} x {b}'s: "
-                     f"{'met' if m <= CRITERIA[b] else 'not met'} ({m:.3f})")
-    if "fair" in pols:
-        p99 = policy_ratios(per_run, policy=CRITERION_POLICY, baselines=["fair"], metric="p99_sct_s")
-        worst = p99["fair"].max()
-        parts.append(f"p99 SCT <= {P99_VS_FAIR:g} x fair's in every scenario: "
-                     f"{'met' if worst <= P99_VS_FAIR else 'not met'} (worst {worst:.2f})")
-    if not parts:
-        return []
-    return ["", f"Criteria for `{CRITERION_POLICY}` (avg SCT ratios: mean over the family's "
-            "scenarios): " + "; ".join(parts) + "."]
-
-
-SUITE_CHECK_BASELINES = ("sincronia", "varys")
-SUITE_CHECK_SLACK = 0.01  # the reference more than 1% above a baseline is listed
-
-
-def suite_check_lines(runs, stages, reference: str = "beamer") -> list[str]:
-    """Over every fluid experiment of the directory with K >= 2: scenarios where the
-    reference's avg SCT is more than 1% above Sincronia's or Varys's (mean of per-seed
-    ratios), and the worst ratio to each."""
-    keep = runs["backend"].fillna("fluid") == "fluid" if "backend" in runs else runs["policy"].notna()
-    if "num_priority_classes" in runs:
-        keep &= runs["num_priority_classes"].fillna(0) != 1
-    fluid = runs[keep]
-    baselines = [b for b in SUITE_CHECK_BASELINES if b != reference and b in set(fluid["policy"])]
-    if fluid.empty or reference not in set(fluid["policy"]) or not baselines:
-        return []
-    key = ["experiment", "scenario", "policy", "workload_seed"]
-    per_run = run_metrics(stages.merge(fluid[key].drop_duplicates(), on=key))
-    ratio = policy_ratios(per_run, policy=reference, baselines=baselines)
-    ratio = ratio.dropna(subset=baselines, how="all")
-    if ratio.empty:
-        return []
-    worst = {b: ratio.loc[ratio[b].idxmax()] for b in baselines if ratio[b].notna().any()}
-    over = ratio[(ratio[baselines] > 1 + SUITE_CHECK_SLACK).any(axis=1)]
-    names = " and ".join(baselines)
-    lines = ["", f"## {reference} vs {names} across the fluid experiments of this directory "
-             "(K >= 2)", "",
-             f"{count(len(ratio), 'scenario')}. " + "; ".join(
-                 f"worst {reference} / {b}: {w[b]:.3f} ({w['experiment']}, {w['scenario']})"
-                 for b, w in worst.items()) + "."]
-    if over.empty:
-        lines.append(f"No scenario has {reference} more than {SUITE_CHECK_SLACK:.0%} above "
-                     + ("either." if len(baselines) > 1 else f"{baselines[0]}."))
-    else:
-        lines.append(f"More than {SUITE_CHECK_SLACK:.0%} above one of them in: " + ", ".join(
-            f"{r['experiment']} {r['scenario']}" for _, r in over.iterrows()) + ".")
-    return lines
 
 
 def headroom_lines(results: Path) -> list[str]:

@@ -1,6 +1,15 @@
 """Wording shared by the summary's sections."""
 from __future__ import annotations
 
+import math
+
+import pandas as pd
+
+
+def cell(v, fmt: str) -> str:
+    """A table cell: the formatted number, or '-' when there is none (no NaN in tables)."""
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) or pd.isna(v) else format(v, fmt)
+
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and the noun in the number ``n`` asks for: ``1 scenario``, ``2 scenarios``,
