@@ -1,0 +1,99 @@
+"""run_experiments.py and a results directory it has written before: what the runner says
+about a run whose config changed, and what it does with what a killed runner left."""
+import json
+import subprocess
+
+from tests.test_runner_checks import runner, write
+
+
+def test_a_different_run_says_what_changed(tmp_path):
+    """One run with 2 apps of max_resource 3, then the file asks for 3 apps of max_resource
+    9 and a new description: the dry run and the refusal name the two workload keys with
+    their recorded and new values, not the description (a label)."""
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    assert runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis").returncode == 0
+    cfg.write_text(cfg.read_text().replace("num_apps = 2", "num_apps = 3")
+                   .replace("max_resource = 3", "max_resource = 9")
+                   .replace("seeds = [1]", 'seeds = [1]\ndescription = "bigger"'))
+    changed = "workload.max_resource 3 -> 9, workload.num_apps 2 -> 3"
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 2
+    assert r.stdout.splitlines()[0] == (f"one/policy=fair,seed=1  (different run, changed: "
+                                        f"{changed}; --force replaces it)")
+    r = runner("--config", cfg, "--out", out, "--no-analysis")
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"error: {out}/one/policy=fair,seed=1 holds a different run "
+                               f"(changed: {changed}; config hash ")
+
+
+def test_config_changes_lists_leaves_and_counts_the_rest(tmp_path):
+    """Hand-made configs: a nested value changed, a key added, a key removed and a label
+    changed; with limit 2 the first two in key order are shown and the third counted."""
+    from runner.config import load_experiment
+    from runner.execute import config_changes
+    [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
+    stored = json.loads(json.dumps(spec.config))
+    stored["topology"]["link_rate_bps"] = 1.0
+    stored["workload"]["num_apps"] = 5
+    stored["workload"]["old_key"] = [1, 2]
+    stored["experiment_cfg"]["description"] = "another label"
+    stored["experiment_cfg"]["seeds"] = [7]
+    stored["config_hash"] = "0" * 16
+    d = tmp_path / "res" / spec.experiment / spec.name
+    d.mkdir(parents=True)
+    (d / "run_config.json").write_text(json.dumps(stored))
+    new_rate = json.dumps(spec.topology["link_rate_bps"])
+    assert config_changes(spec, tmp_path / "res") == (
+        f"topology.link_rate_bps 1.0 -> {new_rate}, workload.num_apps 5 -> 2, "
+        "workload.old_key [1, 2] -> (none)")
+    assert config_changes(spec, tmp_path / "res", limit=2) == (
+        f"topology.link_rate_bps 1.0 -> {new_rate}, workload.num_apps 5 -> 2, 1 more")
+    (d / "run_config.json").write_text("{not json")
+    assert config_changes(spec, tmp_path / "res") == ""
+
+
+def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
+    """A run, then what a runner killed mid-write leaves (process id of a finished child):
+    a temporary run directory, a temporary trace file, and the run itself renamed aside
+    by a replacement killed between its two renames. The dry run notes the three and
+    changes nothing (the run is then "to run"); a run puts the renamed run back in place
+    (done again, records unchanged, nothing executed) and removes the other two, but not
+    the temporary directory of a process that still runs (this one)."""
+    import os
+
+    import run_experiments as rx
+    import runner.execute as rexec
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    run = out / "one" / "policy=fair,seed=1"
+    records = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead = child.pid
+    (out / "one" / f".tmp-policy=fair,seed=2-{dead}").mkdir()
+    (out / "one" / f".tmp-policy=fair,seed=2-{dead}" / "flows.csv").write_text("x\n")
+    (out / "one" / "traces" / f".abc.json.{dead}.tmp").write_text("{")
+    live = out / "one" / f".tmp-policy=fair,seed=3-{os.getpid()}"
+    live.mkdir()
+    os.replace(run, out / "one" / f".old-policy=fair,seed=1-{dead}")
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        f"note: 3 files or directories left by interrupted runs under {out} (e.g. "
+        f"one/.old-policy=fair,seed=1-{dead}): a run clears them",
+        "one/policy=fair,seed=1  (to run)",
+        f"1 run into {out}: 0 done (same config hash), 1 to run"]
+    assert not run.exists()
+    calls = []
+    real = rexec.execute
+    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
+    try:
+        assert rx.main(args) == 0
+    finally:
+        rexec.execute = real
+    assert calls == []
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == records
+    assert sorted(p.name for p in (out / "one").iterdir()) == [
+        live.name, "policy=fair,seed=1", "traces"]
+    assert not list((out / "one" / "traces").glob(".*"))
