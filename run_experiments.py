@@ -48,7 +48,8 @@ labels and lists into each run's ``run_config.json`` (the analysis reads the fig
 there) and keeps the records.
 Bad configs fail before any run starts, ``--dry-run`` included, with one line ``error:
 FILE: ...`` naming the key and exit status 2, and nothing is written: an unknown or
-mistyped key, a value out of range, a ``[workload]`` key no tuner of the file reads at
+mistyped key, a value out of range (also one that ``[sweep]`` replaces at every point),
+a ``[workload]`` key no tuner of the file reads at
 any sweep point (``asha_num_trials`` with ``algorithm = "sha"``, in a tenant too), or a
 topology short of the trace's hosts (``[topology] num_hosts`` below ``[workload]
 num_hosts``; leave it out and the topology takes the trace's count). A leaf-spine whose

@@ -7,7 +7,8 @@ expansion of one file into ``RunSpec``s (``load_experiment``: sweep points x see
 policies x repetitions, each point's topology checked to hold every host of its trace,
 with a note on hosts a leaf-spine adds: ``check_topology_hosts``, ``expand_experiment``;
 the ``[workload]`` keys no tuner reads at any point: ``sweep_points``,
-``check_workload_keys``) and of several into one checked list (``collect_specs``), the
+``check_workload_keys``; a file's value that ``[sweep]`` replaces everywhere, checked
+all the same: ``check_swept_file_values``) and of several into one checked list (``collect_specs``), the
 policies a file without ``[experiment] policies`` runs (``registered_policies``: every
 policy of the registry), and the hashes that identify a run (``RunSpec.config_hash``:
 its whole config, recorded in its directory; ``run_key``: the same without the labels of
@@ -309,7 +310,43 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
                                          topology=to_dict(topo), trace_path=trace_path,
                                          trace_sha256=trace_sha, repetition=rep))
     check_workload_keys(path, [tables["workload"] for _, tables in points])
+    check_swept_file_values(path, data, points, full=full)
     return specs, notes
+
+
+def check_swept_file_values(path: Path, data: dict[str, Any],
+                            points: list[tuple[dict[str, Any], dict[str, dict[str, Any]]]],
+                            *, full: bool) -> None:
+    """ConfigError for a value the file sets in ``[experiment]``, ``[workload]`` or
+    ``[topology]`` (or in ``[full]`` with ``full``) that ``[sweep]`` replaces at every
+    point, when that value is bad at every point (the point's tables with the file's value
+    put back; ``sweep_points``): a mistyped or out-of-range value is an error even where
+    no run uses it."""
+    from emulation.topology import TopologyConfig
+    from workloads.generator import WorkloadConfig
+    sections = {"experiment": ExperimentSection, "workload": WorkloadConfig,
+                "topology": TopologyConfig}
+    base = {t: dict(data.get(t, {})) for t in sections}
+    if full:
+        for k, v in data.get("full", {}).items():
+            _set_dotted(base, k, v, f"{path} [full]")
+    for key in data.get("sweep", {}):
+        table, _, name = key.partition(".")
+        if name not in base.get(table, {}):
+            continue
+        first = None
+        for _, tables in points:
+            put_back = {**tables[table], name: base[table][name]}
+            if table == "workload":
+                put_back.setdefault("seed", 1)
+            try:
+                build(sections[table], put_back, table)
+                break
+            except ConfigError as exc:
+                first = first or exc
+        else:
+            raise ConfigError(f"{path}: {first} (the file's value of {key}, which [sweep] "
+                              "replaces at every point: fix it or leave it out)")
 
 
 def sweep_points(path: Path, data: dict[str, Any], *, full: bool

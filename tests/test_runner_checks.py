@@ -264,6 +264,33 @@ def test_a_bad_value_from_a_sweep_names_its_sweep_point(tmp_path, key, values, m
     assert str(exc.value) == f"{cfg}: {message}"
 
 
+@pytest.mark.parametrize("table,line,key,values,message", [
+    ("workload", "arrival_rate_per_s = -3.0", "workload.arrival_rate_per_s", "[1.0, 2.0]",
+     "workload.arrival_rate_per_s: must be > 0"),
+    ("experiment", "priority_classes = -1", "experiment.priority_classes", "[4, 8]",
+     "experiment.priority_classes: must be >= 0"),
+    ("topology", 'oversubscription = "2"', "topology.oversubscription", "[1.0, 2.0]",
+     "topology.oversubscription: must be a number, got '2'"),
+])
+def test_a_bad_file_value_that_the_sweep_replaces_is_still_an_error(
+        tmp_path, table, line, key, values, message):
+    """Every sweep point replaces the file's value, which is out of range or mistyped:
+    the error names the key, what is wrong, and that the sweep replaces it; a good file
+    value under the same sweep loads."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    fill = {"experiment": "", "workload": "", "topology": ""}
+    cfg = write(tmp_path, **{**fill, table: line}, extra=f'[sweep]\n"{key}" = {values}\n')
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value).startswith(f"{cfg}: {message}")
+    assert str(exc.value).endswith(f"(the file's value of {key}, which [sweep] replaces at "
+                                   "every point: fix it or leave it out)")
+    good = line.split(" = ")[0] + " = " + values.strip("[]").split(", ")[0]
+    cfg = write(tmp_path, **{**fill, table: good}, extra=f'[sweep]\n"{key}" = {values}\n')
+    assert len(load_experiment(cfg, full=False)) == 2
+
+
 @pytest.mark.parametrize("key", ["hosts_per_leaf", "num_spines"])
 def test_a_leaf_spine_count_below_one_names_its_key(tmp_path, key):
     from runner.config import load_experiment
