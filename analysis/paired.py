@@ -14,6 +14,14 @@ wider of the two here; the bootstrap interval is reported beside it.
 Writes ``tables/paired_ratios.csv``, the figure ``paired_ratios`` and the summary section
 (with, for ``beamer`` vs ``sincronia``, whether the interval excludes 1 and the mean is
 within ``TWIN_TOLERANCE`` of the twin's ratio).
+
+Over seeds (``seed_ratios``, ``seeds_section``): an experiment that runs ``MIN_REPS`` or
+more seeds (each its own trace) is compared trace by trace too: per seed the reference's
+ratio to each other policy, emulated (mean over that seed's repetitions) and in its twin,
+and over the seeds the mean of each, the mean of their difference (emulated - twin) with
+its Student-t 95% interval, and in how many seeds the emulation puts the two policies in
+the twin's order. This answers whether the packet level moves the comparison away from
+the twin on traces in general, where one seed cannot. ``tables/paired_seeds.csv``.
 """
 from __future__ import annotations
 
@@ -185,3 +193,72 @@ def paired_section(per_run: pd.DataFrame, tables: Path, figs: Path, reference: s
                      f"{r['twin_ratio']:.4f}, {abs(r['ratio_mean'] - r['twin_ratio']):.4f} "
                      f"apart).")
     return lines, figs_out
+
+
+def seed_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
+    """One row per (experiment, scenario, other policy) with ``MIN_REPS`` or more seeds
+    that ran both policies: per seed the emulated ratio reference / other (mean over the
+    seed's paired repetitions) and the twin's; their means over the seeds, the mean of
+    (emulated - twin) with its Student-t 95% interval, the seeds whose emulated ratio is on
+    the twin's side of 1, and the per-seed values as text."""
+    rows = []
+    for (exp, scen), g in per_run.groupby(["experiment", "scenario"], sort=False):
+        if reference not in set(g["policy"]):
+            continue
+        for other in policy_order(g["policy"]):
+            if other == reference:
+                continue
+            per_seed = []
+            for seed, gs in g.groupby("workload_seed", sort=True):
+                emu = gs.pivot_table(index="repetition", columns="policy",
+                                     values="avg_sct_emulated_s")
+                if reference not in emu or other not in emu:
+                    continue
+                pair = emu[[reference, other]].dropna()
+                if pair.empty:
+                    continue
+                twin = gs.groupby("policy")["avg_sct_twin_s"].first()
+                per_seed.append((seed, float((pair[reference] / pair[other]).mean()),
+                                 float(twin[reference] / twin[other])))
+            if len(per_seed) < MIN_REPS:
+                continue
+            emu_r = np.array([e for _, e, _ in per_seed])
+            twin_r = np.array([t for _, _, t in per_seed])
+            lo, hi = t_ci95(emu_r - twin_r)
+            rows.append({"experiment": exp, "scenario": scen, "reference": reference,
+                         "policy": other, "seeds": len(per_seed),
+                         "emulated_ratio_mean": float(emu_r.mean()),
+                         "twin_ratio_mean": float(twin_r.mean()),
+                         "difference_mean": float((emu_r - twin_r).mean()),
+                         "difference_t95_low": lo, "difference_t95_high": hi,
+                         "seeds_in_twin_order": int(((emu_r < 1) == (twin_r < 1)).sum()),
+                         "per_seed": " ".join(f"{s}:{e:.4f}/{t:.4f}" for s, e, t in per_seed)})
+    return pd.DataFrame(rows)
+
+
+def seeds_section(per_run: pd.DataFrame, tables: Path, reference: str) -> list[str]:
+    """Summary lines of the comparison over seeds (empty without an experiment of
+    ``MIN_REPS`` or more seeds)."""
+    if per_run.empty:
+        return []
+    sr = seed_ratios(per_run, reference)
+    if sr.empty:
+        return []
+    write_table(sr, tables / "paired_seeds.csv")
+    lines = ["", "## Packet level: comparison over seeds", "",
+             f"Per seed (each its own trace), {reference}'s avg SCT / the other policy's, "
+             "emulated (mean over the seed's repetitions) and in the fluid twin; over the "
+             "seeds their means, the mean of (emulated - twin) with its Student-t 95% "
+             "interval (does the packet level move the comparison away from the twin on "
+             f"these traces?), and the seeds whose emulated ratio is on the twin's side of 1. "
+             "Per-seed values: `tables/paired_seeds.csv`.", "",
+             "| experiment | scenario | vs | seeds | emulated ratio, mean | twin ratio, mean | "
+             "emulated - twin: mean [95% t] | seeds in the twin's order |",
+             "|---|---|---|---|---|---|---|---|"]
+    for _, r in sr.iterrows():
+        lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {r['seeds']} | "
+                     f"{r['emulated_ratio_mean']:.3f} | {r['twin_ratio_mean']:.3f} | "
+                     f"{r['difference_mean']:+.3f} [{r['difference_t95_low']:+.3f}, "
+                     f"{r['difference_t95_high']:+.3f}] | "
+                     f"{r['seeds_in_twin_order']}/{r['seeds']} |")
+    return lines

@@ -216,9 +216,10 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     from analysis.reproduction import write_reproduction
     repro_lines, repro_figs = write_reproduction(runs, tables, figs)
     figure_paths += repro_figs
-    from analysis.paired import paired_section
+    from analysis.paired import paired_section, seeds_section
     from analysis.reproduction import run_ratios
     paired_lines, paired_figs = paired_section(run_ratios(runs), tables, figs, ref, st)
+    paired_lines += seeds_section(run_ratios(runs), tables, ref)
     figure_paths += paired_figs
     packet_lines = repro_lines + paired_lines + write_packet_tables(
         runs, tables, ref, latency_shown=bool(repro_lines))
@@ -310,6 +311,13 @@ TABLE_DOC = {
                          "`t95_high` (Student t) and `ci95_low` / `ci95_high` (bootstrap; both "
                          "from 3 or more repetitions), `twin_ratio` (the fluid twin's) and "
                          "`ratios` (each repetition's).",
+    "paired_seeds.csv": "one row per packet-level experiment, scenario and other policy run "
+                        "on 3 or more seeds: `emulated_ratio_mean` / `twin_ratio_mean` = mean "
+                        "over `seeds` of {ref}'s avg SCT / the policy's (emulated: mean over "
+                        "the seed's repetitions), `difference_mean` of emulated - twin with "
+                        "its Student-t 95% interval `difference_t95_low` / "
+                        "`difference_t95_high`, `seeds_in_twin_order` (emulated ratio on the "
+                        "twin's side of 1) and `per_seed` (seed:emulated/twin).",
     "priority_isolation.csv": "one row per packet-level run with priority classes: "
                               "`lower_share` = bytes leaving a switch port from classes below "
                               "the highest queued one / all bytes leaving while two or more "

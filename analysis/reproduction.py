@@ -134,7 +134,7 @@ def targets(per_run: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -
     worst = summary.loc[dev.idxmax()] if not summary.empty else None
     out.append({
         "target": f"median per-stage emulated/twin SCT within {STAGE_RATIO_TOL:.0%} of 1, every policy "
-                  "(mean over repetitions)",
+                  "(mean over runs)",
         "holds": bool((dev <= STAGE_RATIO_TOL).all()) if not summary.empty else False,
         "measured": (f"range {summary['stage_ratio_median'].min():.3f}-"
                      f"{summary['stage_ratio_median'].max():.3f}; worst {worst['experiment']} "
@@ -155,7 +155,8 @@ def targets(per_run: pd.DataFrame, summary: pd.DataFrame, pairs: pd.DataFrame) -
                         f"({int(pairs['same_order'].sum())} of "
                         f"{count(pairs['repetitions'].sum(), 'comparison')})"
                         + ("" if bad.empty else "; reversed: " + ", ".join(
-                            f"{r['experiment']} {r['faster']} vs {r['slower']} (twin +{r['twin_gap']:.0%}, "
+                            f"{r['experiment']} seed {r['workload_seed']} {r['faster']} vs {r['slower']} "
+                            f"(twin +{r['twin_gap']:.0%}, "
                             f"{r['repetitions'] - r['same_order']}/{r['repetitions']} reps)"
                             for _, r in bad.iterrows()))})
     lat = per_run["class_latency_p95_ms"].dropna()
@@ -193,14 +194,11 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
     write_table(ranks, tables / "reproduction_ranking.csv")
     write_table(pairs, tables / "reproduction_pairs.csv")
     fig_paths = plots.reproduction(summary, figs)
-    reps = per_run.groupby(KEY)["repetition"].nunique()
     lines = ["", "## Packet level: reproduction of the fluid twin", "",
              "Per policy, emulated / fluid-twin ratio (same trace, same policy, trace seconds) of "
              "avg SCT and the median and p95 over stages of the per-stage SCT ratio; mean over "
-             + (count(reps.min(), "repetition") if reps.min() == reps.max()
-                else f"{reps.min()}-{reps.max()} repetitions")
-             + ", ± the 95% t-interval over them (shown only for two or more), "
-             "`tables/reproduction*.csv`.", "",
+             "the row's runs (`runs`: seeds x repetitions), ± the 95% t-interval over them "
+             "(shown for two or more runs), `tables/reproduction*.csv`.", "",
              "| experiment | scenario | policy | runs | avg SCT emulated (s) | avg SCT twin (s) | "
              "avg SCT ratio | stage ratio median | stage ratio p95 |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -210,18 +208,19 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
                      f"{_pm(r['avg_ratio'], r['avg_ratio_ci95'])} | "
                      f"{_pm(r['stage_ratio_median'], r['stage_ratio_median_ci95'])} | "
                      f"{_pm(r['stage_ratio_p95'], r['stage_ratio_p95_ci95'])} |")
-    lines += ["", "Policy order by avg SCT, fastest first (emulation: mean over repetitions):", "",
+    lines += ["", "Policy order by avg SCT, fastest first (emulation: mean over runs):", "",
               "| experiment | scenario | fluid twin | emulation | same |", "|---|---|---|---|---|"]
     for _, r in ranks.iterrows():
         lines.append(f"| {r['experiment']} | {r['scenario']} | {r['fluid_order']} | "
                      f"{r['emulation_order']} | {'yes' if r['same'] else 'no'} |")
     if not pairs.empty:
-        lines += ["", f"Pairs the twin separates by >= {SEPARATION:.0%} (twin gap = slower / faster - 1): "
-                  "repetitions in which the emulation orders them the same way:", "",
-                  "| experiment | scenario | faster | slower | twin gap | emulated gap (min over reps) | "
-                  "same order |", "|---|---|---|---|---|---|---|"]
+        lines += ["", f"Pairs the twin separates by >= {SEPARATION:.0%} on a seed's trace (twin gap = "
+                  "slower / faster - 1): repetitions in which the emulation orders them the same way:", "",
+                  "| experiment | scenario | seed | faster | slower | twin gap | emulated gap (min over reps) | "
+                  "same order |", "|---|---|---|---|---|---|---|---|"]
         for _, r in pairs.iterrows():
-            lines.append(f"| {r['experiment']} | {r['scenario']} | {r['faster']} | {r['slower']} | "
+            lines.append(f"| {r['experiment']} | {r['scenario']} | {r['workload_seed']} | "
+                         f"{r['faster']} | {r['slower']} | "
                          f"{r['twin_gap'] * 100:+.1f}% | {r['emulated_gap_min'] * 100:+.1f}% | "
                          f"{r['same_order']}/{r['repetitions']} |")
     lines += ["", "Scheduler reaction per run (coflow release -> class on the senders' sockets, "

@@ -46,6 +46,7 @@ SETS = {  # name -> (candidates [(policy, params)], scenarios)
     "regime_final": ([("beamer", {})], REGIMES),
     "regime_estimate": ([("x-beamer-est", {"est": e}) for e in ("inflight", "scaled", "max-scaled", "full", "max")],
                         REGIMES),
+    "regime_estimate_whole": ([("x-beamer-est", {"est": e}) for e in ("whole", "rest")], REGIMES),
 }
 
 

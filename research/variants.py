@@ -418,19 +418,30 @@ def chained_stages(trace, asha: bool = False) -> frozenset:
     return frozenset(out)
 
 
-def stage_loads_estimate(view: View, how: str) -> np.ndarray:
+def stage_loads_estimate(view: View, how: str, sizes: np.ndarray | None = None) -> np.ndarray:
     """(stages x links) a free stage's remaining work for ``beamer``'s stage ranking:
     ``inflight`` (each in-flight coflow's remaining bytes x its job's remaining iterations,
     summed over the stage), ``scaled`` (the same x unfinished jobs / jobs in flight of the
     stage: the jobs in their compute phase counted as the communicating ones are),
     ``max`` (per link the largest in-flight term of the stage), ``max-scaled`` (per link the largest in-flight term x unfinished jobs), ``full``
-    (``stage_link_bytes``)."""
+    (``stage_link_bytes``); with ``sizes`` (coflows x links: each active coflow's bytes per
+    link when released), ``whole`` (each in-flight coflow counted whole: its size x its
+    job's remaining iterations, so the estimate does not fall while a coflow's bytes are
+    sent) and ``rest`` (its remaining bytes + its size x the job's iterations after this
+    one: the bytes the in-flight jobs have left if every iteration repeats the coflow)."""
     from emulation.scheduler.beamer import in_flight_stage_loads
+    from emulation.view_kernels import grouped_weighted_rows
     if how == "full":
         return view.stage_link_bytes
     S = len(view.stage_ids)
     if how == "inflight":
         return in_flight_stage_loads(view)
+    if how in ("whole", "rest"):
+        n = np.maximum(view.job_remaining_iterations[view.coflow_job], 1).astype(float)
+        if how == "whole":
+            return grouped_weighted_rows(view.coflow_stage, sizes, n, S)
+        rows = np.ascontiguousarray(view.coflow_link_bytes + sizes * (n - 1.0)[:, None])
+        return grouped_weighted_rows(view.coflow_stage, rows, np.ones(len(n)), S)
     unfinished = np.bincount(view.job_stage, minlength=S).astype(float)
     jobs_in_flight = np.zeros(len(view.job_ids), dtype=bool)
     jobs_in_flight[view.coflow_job] = True
@@ -461,19 +472,33 @@ class BeamerEstimate(Policy):
         from emulation.scheduler.beamer import Beamer
         self.est = est
         self._inner = Beamer()
+        self._sizes: dict[str, np.ndarray] = {}  # coflow id -> its bytes per link when first seen
+
+    def _coflow_sizes(self, view: View) -> np.ndarray:
+        """Each active coflow's bytes per link as the first view that showed it had them
+        (a coflow is shown at its release, before any of its bytes are sent)."""
+        clb = view.coflow_link_bytes
+        sizes = {c: self._sizes.get(c) for c in view.coflow_ids}
+        self._sizes = {c: (clb[i].copy() if sizes[c] is None else sizes[c])
+                       for i, c in enumerate(view.coflow_ids)}
+        return np.ascontiguousarray(np.array([self._sizes[c] for c in view.coflow_ids])
+                                    .reshape(view.num_coflows, clb.shape[1]))
 
     def decide(self, view: View) -> Decision:
         from emulation.scheduler import beamer as bm
         inner = self._inner
         if view.num_coflows == 0:
+            self._sizes = {}
             return Decision(order=np.zeros(0, dtype=np.int64))
+        sizes = self._coflow_sizes(view) if self.est in ("whole", "rest") else None
         if view.coflow_ids == inner._ids:
             return _kept_order(view, inner._order_ids)
         order = inner._coflow.decide(view).order.copy()
         free = ~view.stage_followed
         positions = free[view.coflow_stage][order]
         if positions.any():
-            order[positions] = bm.stage_ranked(view, free, stage_loads_estimate(view, self.est))
+            order[positions] = bm.stage_ranked(view, free,
+                                               stage_loads_estimate(view, self.est, sizes))
         inner._ids = view.coflow_ids
         inner._order_ids = [view.coflow_ids[i] for i in order]
         return Decision(order=order)

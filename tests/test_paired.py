@@ -64,3 +64,42 @@ def test_no_interval_below_three_repetitions(tmp_path):
     assert pr["ci95_low"].isna().all() and pr["t95_low"].isna().all()
     lines, _ = paired_section(d, tmp_path, tmp_path, "beamer")
     assert "excludes 1" not in "\n".join(lines)  # no verdict without an interval
+
+
+def seeds_runs(per_seed):
+    """Runs of beamer and sincronia: per seed (emulated by repetition, twin), each policy."""
+    rows = []
+    for seed, runs in per_seed.items():
+        for pol, (emu, twin) in runs.items():
+            for rep, v in enumerate(emu):
+                rows.append({"experiment": "tb", "scenario": "all", "workload_seed": seed,
+                             "repetition": rep, "policy": pol, "avg_sct_emulated_s": v,
+                             "avg_sct_twin_s": twin})
+    return pd.DataFrame(rows)
+
+
+def test_comparison_over_seeds_by_hand(tmp_path):
+    """Three seeds. Seed 1: emulated ratios 8/10 and 9/10 by repetition, mean 0.85; twin
+    4/5 = 0.8; difference +0.05. Seed 2: 9/10 = 0.9, twin 0.9 / 1.0 = 0.9; 0. Seed 3:
+    11/10 = 1.1 (the emulation reverses the pair), twin 0.95; +0.15. Means: emulated
+    (0.85 + 0.9 + 1.1) / 3 = 0.95, twin (0.8 + 0.9 + 0.95) / 3 = 0.88333, difference
+    0.06667; sd of (0.05, 0, 0.15) = 0.076376, t(0.975, 2 df) = 4.3027, half-width
+    4.3027 x 0.076376 / sqrt(3) = 0.18973; 2 of 3 seeds in the twin's order. With two seeds
+    there is no comparison over seeds."""
+    from analysis.paired import seed_ratios, seeds_section
+    d = seeds_runs({1: {"beamer": ([8.0, 9.0], 4.0), "sincronia": ([10.0, 10.0], 5.0)},
+                    2: {"beamer": ([9.0], 0.9), "sincronia": ([10.0], 1.0)},
+                    3: {"beamer": ([11.0], 0.95), "sincronia": ([10.0], 1.0)}})
+    [r] = seed_ratios(d, "beamer").to_dict("records")
+    assert r["policy"] == "sincronia" and r["seeds"] == 3
+    assert abs(r["emulated_ratio_mean"] - 0.95) < 1e-12
+    assert abs(r["twin_ratio_mean"] - 0.883333) < 1e-6
+    assert abs(r["difference_mean"] - 0.066667) < 1e-6
+    assert abs(r["difference_t95_low"] - (0.066667 - 0.18973)) < 2e-4
+    assert abs(r["difference_t95_high"] - (0.066667 + 0.18973)) < 2e-4
+    assert r["seeds_in_twin_order"] == 2
+    assert r["per_seed"] == "1:0.8500/0.8000 2:0.9000/0.9000 3:1.1000/0.9500"
+    lines = seeds_section(d, tmp_path, "beamer")
+    assert lines[-1] == "| tb | all | sincronia | 3 | 0.950 | 0.883 | +0.067 [-0.123, +0.256] | 2/3 |"
+    assert (tmp_path / "paired_seeds.csv").exists()
+    assert seeds_section(d[d["workload_seed"] != 3], tmp_path, "beamer") == []

@@ -100,7 +100,7 @@ def test_reversed_pair_fails_the_order_target(tmp_path):
     p = pair_check(per_run).iloc[0]
     assert p["same_order"] == 0 and not p["holds"]
     checks = targets(per_run, ratio_summary(per_run), pair_check(per_run))
-    assert not checks[1]["holds"] and "reversed: tb beamer vs fair" in checks[1]["measured"]
+    assert not checks[1]["holds"] and "reversed: tb seed 1 beamer vs fair" in checks[1]["measured"]
 
 
 def test_twin_stage_pairs_pairs_stages_and_rejects_mismatches(tmp_path):
