@@ -20,8 +20,9 @@ go to ``runs/<config stem>/`` (several configs: stems joined by ``+``; with ``--
 ``--out DIR`` anywhere; writing them into ``results/`` needs ``--force``. The analysis
 of a directory writes only into that directory (``python -m analysis DIR`` redoes it).
 
-Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example, and
-``testbed.toml``, the small packet-level scenario of the Mininet tests: run it with
+Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example,
+``testbed.toml``, the small packet-level scenario of the Mininet tests, and
+``testbed_random_seeds.toml``, the random-search testbed over 20 seeds: run them with
 ``--config``) is one experiment; ``testbed_ring.toml``, ``testbed_ps.toml`` and
 ``testbed_random.toml`` are the packet-level ones (they need root and are skipped with a
 note otherwise). Tables:

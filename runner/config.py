@@ -32,7 +32,7 @@ from emulation.records import file_sha256
 from workloads.config import ConfigError, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent.parent  # experiments/ and data/ live here
-SKIP_FILES = frozenset({"default.toml", "testbed.toml"})  # not part of the default suite
+SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.toml"})  # not in the default suite
 TABLES = ("experiment", "workload", "topology", "sweep", "full")
 BACKENDS = ("fluid", "mininet")
 MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_specs' note
