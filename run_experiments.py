@@ -34,9 +34,10 @@ added there runs in every such experiment, and the runs made before it stay done
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
 ``<results dir>/<experiment>/<run name>/`` atomically (temp dir, then rename) with the
 records and ``run_config.json``; a rerun skips runs whose directory holds the same config
-hash, so an interrupted suite resumes where it stopped (what a killed runner left, its
-temporary directories and files, is removed by the next run, and a run it had renamed
-aside while replacing it is put back). A directory that holds a
+hash, so an interrupted suite resumes where it stopped (what a runner killed on this
+machine left is cleared by the next run: a whole run it had not yet renamed into place,
+or had renamed aside while replacing it, is put back, its other temporary directories
+and files are removed). A directory that holds a
 different run (another config hash: the config changed) is replaced only with
 ``--force``; without it the runner stops before any run and names the directory and
 the keys that changed (``--dry-run`` prints the same error and exits with the same
@@ -93,8 +94,8 @@ from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
 from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
-                            interrupted_leftovers, relabel, resolved_realloc, run_all,
-                            run_status, stale_runs)
+                            interrupted_leftovers, put_back_plan, relabel, resolved_realloc,
+                            run_all, run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -127,27 +128,35 @@ def _into_reference(out: Path, args: argparse.Namespace) -> bool:
     return out == REFERENCE_DIR.resolve() and bool(args.config or args.full) and not args.force
 
 
-def leftovers_note(out: Path, args: argparse.Namespace) -> str | None:
-    """What runners killed mid-write left in ``out`` (``interrupted_leftovers``): removed
-    here (an older run renamed aside put back in place) unless this is a dry run or a run
-    that will be refused; the note says which. Not looked for with a remote Dask cluster,
-    whose workers' process ids are not this machine's."""
+def leftovers(out: Path, args: argparse.Namespace) -> tuple[str | None, dict[Path, Path]]:
+    """What runners killed mid-write left in ``out`` (``interrupted_leftovers``): cleared by
+    this call (``clear_leftovers``: whole runs put back in place, the rest removed) unless
+    this is a dry run or a run that will be refused. Returns the note that says what was
+    (or would be) done, and for a dry run the runs a clear would put back
+    (``put_back_plan``: run directory -> leftover), so that its listing shows what the run
+    would find. Not looked for with a remote Dask cluster, whose workers' process ids are
+    not this machine's."""
     if not out.is_dir() or (args.dask and args.dask != "local"):
-        return None
+        return None, {}
     found = interrupted_leftovers(out)
     if not found:
-        return None
+        return None, {}
+    plan = put_back_plan(found)
     if args.dry_run or _into_reference(out, args):
+        them = "it" if len(found) == 1 else "them"
+        back = (f" ({_count(len(plan), 'whole run', 'whole runs')} put back in place, the rest "
+                "removed)" if plan else " (removed)")
         return (f"{_count(len(found), 'file or directory', 'files or directories')} left by "
                 f"interrupted runs under {_shown(out)} (e.g. "
-                f"{found[0].relative_to(out).as_posix()}): a run clears them")
-    removed, restored = clear_leftovers(found)
+                f"{found[0].relative_to(out).as_posix()}): a run clears {them}{back}"), plan
+    removed, restored, failed = clear_leftovers(found)
     parts = [f"{_count(removed, 'temporary file or directory', 'temporary files or directories')}"
              " removed"] if removed else []
     if restored:
-        parts.append(f"{_count(restored, 'run', 'runs')} renamed aside while being replaced "
-                     "put back in place")
-    return f"cleared what interrupted runs left under {_shown(out)}: {', '.join(parts)}"
+        parts.append(f"{_count(restored, 'whole run', 'whole runs')} put back in place")
+    if failed:
+        parts.append(f"not cleared: {'; '.join(failed)}")
+    return f"cleared what interrupted runs left under {_shown(out)}: {', '.join(parts)}", {}
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -155,11 +164,12 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Namespace
-                  ) -> str | None:
+def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Namespace,
+                  put_back: dict[Path, Path] | None = None) -> str | None:
     """Why a run (and its ``--dry-run``) stops before any run, exit status 2, or None:
     ``--config`` / ``--full`` runs into ``results/`` without ``--force``, or a run directory
-    that holds a different run (another config hash) without ``--force``."""
+    that holds a different run (another config hash) without ``--force``. ``put_back``:
+    the runs ``leftovers`` would put back in place (a dry run names what it would find)."""
     where = _shown(out)
     if _into_reference(out, args):
         return (f"{where} holds the committed reference results of the default suite; "
@@ -175,7 +185,8 @@ def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Na
                     f"and this config runs {s.policy} under realloc {resolved_realloc(s)} "
                     f"(its default_realloc or allocation differs from the run's{more}); pass "
                     f"--force to replace {'them' if more else 'it'}")
-        changes = config_changes(s, out)
+        changes = config_changes(s, out,
+                                 run_dir=(put_back or {}).get(out / s.experiment / s.name))
         return (f"{_shown(out / s.experiment / s.name)} holds a different run ("
                 + (f"changed: {changes}; " if changes else "")
                 + f"config hash {old or 'unreadable'}, this config's {s.config_hash}{more}); "
@@ -261,9 +272,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for n in notes:
         print(f"note: {n}")
-    if left := leftovers_note(out, args):
+    left, put_back = leftovers(out, args)
+    if left:
         print(f"note: {left}")
-    status = {(s.experiment, s.name): run_status(s, out) for s in specs}
+
+    def found_in(s):  # the directory a run would find: put back first when a dry run
+        return put_back.get(out / s.experiment / s.name)
+
+    status = {(s.experiment, s.name): run_status(s, out, run_dir=found_in(s)) for s in specs}
     different = [s for s in specs if status[(s.experiment, s.name)][0] == "different"]
     todo = [s for s in specs if status[(s.experiment, s.name)][0] != "done"]
     # done, but recorded with another description, figure or run list: rewritten first
@@ -271,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                   and status[(s.experiment, s.name)][1] != s.config_hash]
     relabelled_names = {(s.experiment, s.name) for s in relabelled}
     n_done = len(specs) - len(todo)
-    refusal = start_refusal(out, status=status, different=different, args=args)
+    refusal = start_refusal(out, status=status, different=different, args=args,
+                            put_back=put_back)
     stale = stale_runs(specs, out)
     stale_note = (f"note: {len(stale)} run directories under {where} are not runs of these "
                   f"configs (e.g. {stale[0]}); they are kept and the analysis reads them too"
@@ -281,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         for s in specs:
             st, old = status[(s.experiment, s.name)]
             shown = {"different": f"different run: {replaced}"}.get(st, st)
-            if st == "different" and (changes := config_changes(s, out)):
+            if st == "different" and (changes := config_changes(s, out, run_dir=found_in(s))):
                 shown = f"different run, changed: {changes}; {replaced}"
             if st == "different" and old and old.startswith("realloc "):
                 shown = (f"different run: recorded under {old}, this config's is "

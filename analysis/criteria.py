@@ -13,6 +13,7 @@ ratio to each.
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 
 import pandas as pd
 
@@ -24,7 +25,7 @@ from analysis.text import cell, count
 CONGESTION_PREFIX = "cong-"
 # stated criteria for beamer on the congestion family (mean over its scenarios):
 # beamer's avg SCT / the baseline's at most this
-CRITERIA = {"sincronia": 0.90, "fair": 0.80, "fifo_lm": 0.85}
+CRITERIA = MappingProxyType({"sincronia": 0.90, "fair": 0.80, "fifo_lm": 0.85})
 CRITERION_POLICY = "beamer"
 P99_VS_FAIR = 1.5  # and beamer's p99 SCT at most 1.5 x fair's in every scenario
 

@@ -198,9 +198,10 @@ def paired_section(per_run: pd.DataFrame, tables: Path, figs: Path, reference: s
 def seed_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
     """One row per (experiment, scenario, other policy) with ``MIN_REPS`` or more seeds
     that ran both policies: per seed the emulated ratio reference / other (mean over the
-    seed's paired repetitions) and the twin's; their means over the seeds, the mean of
-    (emulated - twin) with its Student-t 95% interval, the seeds whose emulated ratio is on
-    the twin's side of 1, and the per-seed values as text."""
+    seed's paired repetitions) and the twin's (a seed without both, finite, is left out);
+    their means over the seeds, the mean of (emulated - twin) with its Student-t 95%
+    interval, the seeds whose emulated ratio is on the twin's side of 1, and the per-seed
+    values as text."""
     rows = []
     for (exp, scen), g in per_run.groupby(["experiment", "scenario"], sort=False):
         if reference not in set(g["policy"]):
@@ -218,8 +219,10 @@ def seed_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
                 if pair.empty:
                     continue
                 twin = gs.groupby("policy")["avg_sct_twin_s"].first()
-                per_seed.append((seed, float((pair[reference] / pair[other]).mean()),
-                                 float(twin[reference] / twin[other])))
+                emu_ratio = float((pair[reference] / pair[other]).mean())
+                twin_ratio = float(twin[reference] / twin[other]) if twin[other] else np.nan
+                if np.isfinite(emu_ratio) and np.isfinite(twin_ratio):
+                    per_seed.append((seed, emu_ratio, twin_ratio))
             if len(per_seed) < MIN_REPS:
                 continue
             emu_r = np.array([e for _, e, _ in per_seed])

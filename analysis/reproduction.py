@@ -9,7 +9,7 @@ module owns:
 - ``ratio_summary``: per experiment, scenario and policy, the mean of those ratios over
   repetitions (and seeds) with 95% t-intervals;
 - ``ranking``: per experiment and scenario, the policy order by avg SCT in the fluid twin
-  and in the emulation (mean over repetitions);
+  and in the emulation (mean over runs);
 - ``pair_check``: every pair of policies the fluid twin separates by >= 10% in avg SCT,
   and in how many repetitions the emulation orders them the same way;
 - ``targets``: the three criteria of the check, each with its numbers and a verdict;

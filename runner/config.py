@@ -319,9 +319,9 @@ def check_swept_file_values(path: Path, data: dict[str, Any],
                             *, full: bool) -> None:
     """ConfigError for a value the file sets in ``[experiment]``, ``[workload]`` or
     ``[topology]`` (or in ``[full]`` with ``full``) that ``[sweep]`` replaces at every
-    point, when that value is bad at every point (the point's tables with the file's value
-    put back; ``sweep_points``): a mistyped or out-of-range value is an error even where
-    no run uses it."""
+    point, when that value is bad with the file's other values of its table and at every
+    point (the point's tables with the file's value put back; ``sweep_points``): a
+    mistyped or out-of-range value is an error even where no run uses it."""
     from emulation.topology import TopologyConfig
     from workloads.generator import WorkloadConfig
     sections = {"experiment": ExperimentSection, "workload": WorkloadConfig,
@@ -330,20 +330,26 @@ def check_swept_file_values(path: Path, data: dict[str, Any],
     if full:
         for k, v in data.get("full", {}).items():
             _set_dotted(base, k, v, f"{path} [full]")
+
+    def builds(table: str, values: dict[str, Any]) -> ConfigError | None:
+        if table == "workload":
+            values = {"seed": 1, **values}
+        try:
+            build(sections[table], values, table)
+        except ConfigError as exc:
+            return exc
+        return None
+
     for key in data.get("sweep", {}):
         table, _, name = key.partition(".")
-        if name not in base.get(table, {}):
-            continue
+        if name not in base.get(table, {}) or builds(table, base[table]) is None:
+            continue  # not set in the file, or valid with the file's own values
         first = None
         for _, tables in points:
-            put_back = {**tables[table], name: base[table][name]}
-            if table == "workload":
-                put_back.setdefault("seed", 1)
-            try:
-                build(sections[table], put_back, table)
+            exc = builds(table, {**tables[table], name: base[table][name]})
+            if exc is None:
                 break
-            except ConfigError as exc:
-                first = first or exc
+            first = first or exc
         else:
             raise ConfigError(f"{path}: {first} (the file's value of {key}, which [sweep] "
                               "replaces at every point: fix it or leave it out)")

@@ -9,8 +9,8 @@ to the results directory; a run that raises leaves nothing behind but finished t
 and bounds, which a rerun reuses), copying a fluid run identical to one already run
 (``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
 ``is_done``, ``run_status``, ``config_changes``, ``stale_runs``, ``backend_of``,
-``interrupted_leftovers``; ``clear_leftovers``: what killed runners left, removed or
-put back; ``relabel``: a done run's description, figure and run lists brought up to
+``interrupted_leftovers``, ``put_back_plan``; ``clear_leftovers``: what killed runners
+left, removed or put back; ``relabel``: a done run's description, figure and run lists brought up to
 date), and the whole set of runs
 with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
 time in this process).
@@ -252,6 +252,8 @@ def _pid_running(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    except (OverflowError, ValueError):
+        return False  # no such process id can exist
     return True
 
 
@@ -259,9 +261,10 @@ def interrupted_leftovers(results: Path) -> list[Path]:
     """What runners killed mid-write (SIGKILL, a power cut) left in a results directory:
     temporary run directories ``<experiment>/.tmp-<run>-<pid>``, older runs renamed aside
     ``<experiment>/.old-<run>-<pid>``, and temporary files ``.<file>.<pid>.tmp`` beside
-    traces, bounds and run.json files, whose process id no longer runs on this machine.
-    Those of a process still running (another runner into the same directory) are not
-    listed. Sorted."""
+    traces, bounds and run.json files, whose process id runs on this machine no longer.
+    The check knows this machine's processes only: a runner on another machine (a remote
+    Dask worker) or in another container writing into the same directory is taken for
+    dead. A process id reused since keeps its leftovers listed as live. Sorted."""
     found = []
     for pattern in ("*/.tmp-*", "*/.old-*", "*/traces/.*.tmp", "*/*/.*.tmp", "*/*/twin/.*.tmp"):
         for p in results.glob(pattern):
@@ -271,25 +274,63 @@ def interrupted_leftovers(results: Path) -> list[Path]:
     return sorted(set(found))
 
 
-def clear_leftovers(paths: list[Path]) -> tuple[int, int]:
-    """Remove ``interrupted_leftovers``; an older run renamed aside whose run directory is
-    missing (the runner was killed between the two renames of a replacement) is moved
-    back into place instead. Returns (removed, restored)."""
-    removed = restored = 0
-    for p in paths:
+def _whole_run(d: Path) -> bool:
+    """True if ``d`` is a directory whose run_config.json (written last) reads whole."""
+    try:
+        return isinstance(json.loads((d / "run_config.json").read_text()), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def put_back_plan(leftovers: list[Path]) -> dict[Path, Path]:
+    """Run directory -> the leftover ``clear_leftovers`` moves into it, for every run
+    directory that is missing: a whole temporary run (``.tmp-<run>-<pid>`` with its
+    run_config.json: the runner was killed after finishing the run, before its directory
+    was renamed into place), else a whole older run renamed aside (``.old-<run>-<pid>``:
+    killed while replacing it). Of several candidates the newest run_config.json wins."""
+    plan: dict[Path, Path] = {}
+    for p in leftovers:
         m = _LEFTOVER.match(p.name)
-        if p.name.startswith(".old-") and m:
-            final = p.with_name(m.group("name"))
-            if not final.exists() and (p / "run_config.json").exists():
-                os.replace(p, final)
-                restored += 1
-                continue
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            p.unlink(missing_ok=True)
+        if not m or not m.group("name") or not _whole_run(p):
+            continue
+        final = p.with_name(m.group("name"))
+        if final.exists():
+            continue
+        rank = (p.name.startswith(".tmp-"), (p / "run_config.json").stat().st_mtime)
+        cur = plan.get(final)
+        if cur is None or rank > (cur.name.startswith(".tmp-"),
+                                  (cur / "run_config.json").stat().st_mtime):
+            plan[final] = p
+    return plan
+
+
+def clear_leftovers(leftovers: list[Path]) -> tuple[int, int, list[str]]:
+    """Clear ``interrupted_leftovers``: each run of ``put_back_plan`` is moved into place,
+    everything else is removed. Returns (removed, put back, what could not be cleared as
+    ``name: reason``); a path counts as removed only once it is gone."""
+    plan = put_back_plan(leftovers)
+    restored, failed = 0, []
+    for final, src in plan.items():
+        try:
+            os.replace(src, final)
+            restored += 1
+        except OSError as exc:
+            failed.append(f"{src.name}: {exc.strerror or exc}")
+    moved = set(plan.values())
+    removed = 0
+    for p in leftovers:
+        if p in moved:
+            continue
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink(missing_ok=True)
+        except OSError as exc:
+            failed.append(f"{p.name}: {exc.strerror or exc}")
+            continue
         removed += 1
-    return removed, restored
+    return removed, restored, failed
 
 
 def committed_runs(results: Path) -> list[Path]:
@@ -305,7 +346,8 @@ def is_done(spec: RunSpec, out_root: Path) -> bool:
     return run_status(spec, out_root)[0] == "done"
 
 
-def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
+def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
+               ) -> tuple[str, str | None]:
     """("done" | "to run" | "different", the config hash found). A run directory whose
     run_config.json holds the same config hash is done, and so is one whose config differs
     only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` or the run lists of
@@ -314,8 +356,9 @@ def run_status(spec: RunSpec, out_root: Path) -> tuple[str, str | None]:
     run (or an unreadable run_config.json) is a different run, replaced only with
     ``--force``, and so is a fluid run recorded under another reallocation mode than the
     spec resolves to (``resolved_realloc``; the second value is then ``"realloc MODE"``,
-    the recorded mode)."""
-    d = out_root / spec.experiment / spec.name
+    the recorded mode). ``run_dir``: read that directory instead of the run's own (what
+    a dry run would find there once ``put_back_plan`` moved it into place)."""
+    d = run_dir or out_root / spec.experiment / spec.name
     if not d.exists():
         return "to run", None
     try:
@@ -341,15 +384,16 @@ def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def config_changes(spec: RunSpec, out_root: Path, *, limit: int = 3) -> str:
+def config_changes(spec: RunSpec, out_root: Path, *, limit: int = 3,
+                   run_dir: Path | None = None) -> str:
     """What differs between the run recorded in ``spec``'s run directory and ``spec``, for
     a message: up to ``limit`` dotted keys with the recorded and the new value
     (``workload.num_apps 8 -> 12``), then how many more; the keys that never make a run
     different (config hash, trace location, labels, run lists) are left out. Empty if the
     directory's run_config.json is unreadable or nothing but those keys differs."""
     try:
-        stored = json.loads((out_root / spec.experiment / spec.name
-                             / "run_config.json").read_text())
+        d = run_dir or out_root / spec.experiment / spec.name
+        stored = json.loads((d / "run_config.json").read_text())
         old = _flat({k: v for k, v in stored.items() if k != "config_hash"})
     except (OSError, ValueError, AttributeError):
         return ""
@@ -364,7 +408,10 @@ def config_changes(spec: RunSpec, out_root: Path, *, limit: int = 3) -> str:
     def shown(v: Any) -> str:
         return "(none)" if v is missing else json.dumps(v)
 
-    parts = [f"{k} {shown(old.get(k, missing))} -> {shown(new.get(k, missing))}"
+    def key(k: str) -> str:  # as the TOML names it: a run config's experiment_cfg is [experiment]
+        return "experiment." + k[len("experiment_cfg."):] if k.startswith("experiment_cfg.") else k
+
+    parts = [f"{key(k)} {shown(old.get(k, missing))} -> {shown(new.get(k, missing))}"
              for k in changed[:limit]]
     if len(changed) > limit:
         parts.append(f"{len(changed) - limit} more")

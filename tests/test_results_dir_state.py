@@ -1,6 +1,7 @@
 """run_experiments.py and a results directory it has written before: what the runner says
 about a run whose config changed, and what it does with what a killed runner left."""
 import json
+import shutil
 import subprocess
 
 from tests.test_runner_checks import runner, write
@@ -52,13 +53,21 @@ def test_config_changes_lists_leaves_and_counts_the_rest(tmp_path):
     assert config_changes(spec, tmp_path / "res") == ""
 
 
+def _dead_pid() -> int:
+    """The process id of a child that has exited (not running any more)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
 def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
-    """A run, then what a runner killed mid-write leaves (process id of a finished child):
-    a temporary run directory, a temporary trace file, and the run itself renamed aside
-    by a replacement killed between its two renames. The dry run notes the three and
-    changes nothing (the run is then "to run"); a run puts the renamed run back in place
-    (done again, records unchanged, nothing executed) and removes the other two, but not
-    the temporary directory of a process that still runs (this one)."""
+    """A run, then what a runner killed mid-write leaves: a temporary run directory
+    without run_config.json (an unfinished run), a temporary trace file, and the run itself
+    renamed aside by a replacement killed between its two renames. The dry run notes the
+    three, lists the run as done (what the run will find once it is put back) and changes
+    nothing; a run puts the renamed run back in place (done, records unchanged, nothing
+    executed) and removes the other two, but not the temporary directory of a process
+    that still runs (this one)."""
     import os
 
     import run_experiments as rx
@@ -68,9 +77,7 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     assert rx.main(args) == 0
     run = out / "one" / "policy=fair,seed=1"
     records = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
-    child = subprocess.Popen(["true"])
-    child.wait()
-    dead = child.pid
+    dead = _dead_pid()
     (out / "one" / f".tmp-policy=fair,seed=2-{dead}").mkdir()
     (out / "one" / f".tmp-policy=fair,seed=2-{dead}" / "flows.csv").write_text("x\n")
     (out / "one" / "traces" / f".abc.json.{dead}.tmp").write_text("{")
@@ -81,9 +88,10 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         f"note: 3 files or directories left by interrupted runs under {out} (e.g. "
-        f"one/.old-policy=fair,seed=1-{dead}): a run clears them",
-        "one/policy=fair,seed=1  (to run)",
-        f"1 run into {out}: 0 done (same config hash), 1 to run"]
+        f"one/.old-policy=fair,seed=1-{dead}): a run clears them (1 whole run put back in "
+        "place, the rest removed)",
+        "one/policy=fair,seed=1  (done)",
+        f"1 run into {out}: 1 done (same config hash), 0 to run"]
     assert not run.exists()
     calls = []
     real = rexec.execute
@@ -97,3 +105,57 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     assert sorted(p.name for p in (out / "one").iterdir()) == [
         live.name, "policy=fair,seed=1", "traces"]
     assert not list((out / "one" / "traces").glob(".*"))
+
+
+def test_a_replacement_killed_between_its_renames_keeps_the_new_run(tmp_path):
+    """--force replaces a run of 2 apps by one of 3; the runner is killed after renaming
+    the old run aside and before renaming the new one (whole, with its run_config.json)
+    into place. The next run puts the new run in place (done, nothing executed) and
+    removes the old one."""
+    import os
+
+    import run_experiments as rx
+    import runner.execute as rexec
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main(args) == 0
+    run = out / "one" / "policy=fair,seed=1"
+    shutil.copytree(run, tmp_path / "old-run")
+    cfg.write_text(cfg.read_text().replace("num_apps = 2", "num_apps = 3"))
+    assert rx.main([*args, "--force"]) == 0
+    new = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    assert new != {p.name: p.read_bytes() for p in (tmp_path / "old-run").iterdir() if p.is_file()}
+    dead = _dead_pid()
+    os.replace(tmp_path / "old-run", out / "one" / f".old-policy=fair,seed=1-{dead}")
+    os.replace(run, out / "one" / f".tmp-policy=fair,seed=1-{dead}")
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[1] == "one/policy=fair,seed=1  (done)"
+    calls = []
+    real = rexec.execute
+    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
+    try:
+        assert rx.main(args) == 0
+    finally:
+        rexec.execute = real
+    assert calls == []
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == new
+    assert sorted(p.name for p in (out / "one").iterdir()) == ["policy=fair,seed=1", "traces"]
+
+
+def test_a_put_back_run_of_another_config_refuses_in_the_dry_run_too(tmp_path):
+    """The config changed (2 -> 3 apps) and the old run sits renamed aside by a killed
+    replacement: the dry run and the run both name the different run (put back first) and
+    exit 2."""
+    import os
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    assert runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis").returncode == 0
+    os.replace(out / "one" / "policy=fair,seed=1",
+               out / "one" / f".old-policy=fair,seed=1-{_dead_pid()}")
+    cfg.write_text(cfg.read_text().replace("num_apps = 2", "num_apps = 3"))
+    dry = runner("--config", cfg, "--out", out, "--dry-run")
+    assert dry.returncode == 2
+    assert dry.stdout.splitlines()[1] == ("one/policy=fair,seed=1  (different run, changed: "
+                                          "workload.num_apps 2 -> 3; --force replaces it)")
+    real = runner("--config", cfg, "--out", out, "--no-analysis")
+    assert real.returncode == 2 and real.stderr == dry.stderr

@@ -173,14 +173,14 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     # the dry run says what the run does: the same error, the same exit status
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 2
     dry = capsys.readouterr()
-    assert ("(different run, changed: experiment_cfg.priority_classes 8 -> 4; --force "
+    assert ("(different run, changed: experiment.priority_classes 8 -> 4; --force "
             "replaces it)") in dry.out
     assert dry.out.splitlines()[-1] == (
         f"1 run into {out}: 0 done (same config hash), 0 to run, 1 directory holds a "
         "different run; a run stops before any of them (error below)")
     assert dry.err.strip() == err
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run", "--force"]) == 0
-    assert ("(different run, changed: experiment_cfg.priority_classes 8 -> 4; replaced "
+    assert ("(different run, changed: experiment.priority_classes 8 -> 4; replaced "
             "(--force))") in capsys.readouterr().out
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
                     "--force"]) == 0

@@ -291,6 +291,21 @@ def test_a_bad_file_value_that_the_sweep_replaces_is_still_an_error(
     assert len(load_experiment(cfg, full=False)) == 2
 
 
+def test_file_values_valid_together_pass_though_each_fails_beside_the_sweeps_others(tmp_path):
+    """The file's num_hosts = 16 and gpu_mix 8-GPU trials go together; the sweep replaces
+    both (4 or 6 hosts, 2- or 4-GPU trials). Put back alone beside a swept num_hosts of 4
+    or 6, the file's 8-GPU mix cannot fit, but the file's own pair is valid: no error, the
+    4 sweep points load."""
+    from runner.config import load_experiment
+    cfg = tmp_path / "pair.toml"
+    cfg.write_text('[experiment]\nname = "pair"\npolicies = ["fair"]\nseeds = [1]\n'
+                   '[workload]\nnum_apps = 2\nmax_resource = 3\nnum_hosts = 16\n'
+                   'gpu_mix = { "8" = 1.0 }\n'
+                   '[sweep]\n"workload.num_hosts" = [4, 6]\n'
+                   '"workload.gpu_mix" = [{ "2" = 1.0 }, { "4" = 1.0 }]\n')
+    assert len(load_experiment(cfg, full=False)) == 4
+
+
 @pytest.mark.parametrize("key", ["hosts_per_leaf", "num_spines"])
 def test_a_leaf_spine_count_below_one_names_its_key(tmp_path, key):
     from runner.config import load_experiment
