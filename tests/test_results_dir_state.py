@@ -4,7 +4,7 @@ import json
 import shutil
 import subprocess
 
-from tests.test_runner_checks import runner, write
+from tests.test_runner_checks import executed, runner, write
 
 
 def test_a_different_run_says_what_changed(tmp_path):
@@ -71,7 +71,6 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     import os
 
     import run_experiments as rx
-    import runner.execute as rexec
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
@@ -93,14 +92,7 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
         "one/policy=fair,seed=1  (done)",
         f"1 run into {out}: 1 done (same config hash), 0 to run"]
     assert not run.exists()
-    calls = []
-    real = rexec.execute
-    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
-    try:
-        assert rx.main(args) == 0
-    finally:
-        rexec.execute = real
-    assert calls == []
+    assert executed(args) == []
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == records
     assert sorted(p.name for p in (out / "one").iterdir()) == [
         live.name, "policy=fair,seed=1", "traces"]
@@ -115,7 +107,6 @@ def test_a_replacement_killed_between_its_renames_keeps_the_new_run(tmp_path):
     import os
 
     import run_experiments as rx
-    import runner.execute as rexec
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
@@ -131,14 +122,7 @@ def test_a_replacement_killed_between_its_renames_keeps_the_new_run(tmp_path):
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1] == "one/policy=fair,seed=1  (done)"
-    calls = []
-    real = rexec.execute
-    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
-    try:
-        assert rx.main(args) == 0
-    finally:
-        rexec.execute = real
-    assert calls == []
+    assert executed(args) == []
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == new
     assert sorted(p.name for p in (out / "one").iterdir()) == ["policy=fair,seed=1", "traces"]
 

@@ -38,6 +38,21 @@ def runner(*args):
                           capture_output=True, text=True)
 
 
+def executed(args) -> list[str]:
+    """Run ``run_experiments.main(args)`` (it must exit 0) and return the names of the runs
+    it executed (not the ones it found done or copied)."""
+    import run_experiments as rx
+    import runner.execute as rexec
+    calls = []
+    real = rexec.execute
+    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
+    try:
+        assert rx.main(args) == 0
+    finally:
+        rexec.execute = real
+    return calls
+
+
 LEAF8 = 'kind = "leaf_spine"\nhosts_per_leaf = 4\nnum_hosts = 8'
 
 
@@ -325,7 +340,6 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     config hash in run_config.json and run.json, keeps the records, and the analysis
     reads the new figure kind."""
     import run_experiments as rx
-    import runner.execute as rexec
     from analysis.load import load_runs
     from runner.config import load_experiment
     cfg, out = write(tmp_path, wl_hosts=8,
@@ -352,14 +366,7 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
                          "repetitions), which a run rewrites), 0 to run")
     assert all(json.loads((out / "one" / n / "run_config.json").read_text())["config_hash"]
                == old[n].config_hash for n in new)  # the dry run wrote nothing
-    calls = []
-    real = rexec.execute
-    rexec.execute = lambda *a: calls.append(a) or real(*a)
-    try:
-        assert rx.main(args) == 0
-    finally:
-        rexec.execute = real
-    assert calls == []
+    assert executed(args) == []
     for n, spec in new.items():
         stored = json.loads((out / "one" / n / "run_config.json").read_text())
         assert stored["config_hash"] == spec.config_hash
@@ -378,7 +385,6 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
     run; a run without --force runs exactly those three and keeps the first's records,
     writing the new lists into its run_config.json."""
     import run_experiments as rx
-    import runner.execute as rexec
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
@@ -396,13 +402,7 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
         f"4 runs into {out}: 1 done (same config hash; 1 of them records another [experiment] "
         "description, figure or run list (policies, seeds, repetitions), which a run "
         "rewrites), 3 to run"]
-    calls = []
-    real = rexec.execute
-    rexec.execute = lambda spec, *a: calls.append(spec.name) or real(spec, *a)
-    try:
-        assert rx.main(args) == 0
-    finally:
-        rexec.execute = real
+    calls = executed(args)
     assert sorted(calls) == ["policy=beamer,seed=1", "policy=beamer,seed=2", "policy=fair,seed=2"]
     assert {p.name: p.read_bytes() for p in first.glob("*.csv")} == records
     stored = json.loads((first / "run_config.json").read_text())
