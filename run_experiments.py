@@ -10,7 +10,7 @@
 
 Where results go. ``results/`` holds the committed reference results of the default
 suite, and only ``python run_experiments.py`` without ``--config`` and ``--full``
-writes there. Run as committed, it finds every run done (same config hash) and only
+writes there. Run as committed, it finds every run done (the same runs recorded) and only
 regenerates the analysis (``python -m analysis results`` does that alone). To recompute
 the reference itself, run the default suite into an empty directory (``--out
 /tmp/fresh``) and compare, or remove the experiment directories under ``results/`` and
@@ -298,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         for s in specs:
             st, old = status[(s.experiment, s.name)]
             shown = {"different": f"different run: {replaced}"}.get(st, st)
-            if st == "different" and (changes := config_changes(s, out, run_dir=found_in(s))):
+            if st == "different" and (changes := config_changes(s, out, limit=None,
+                                                                 run_dir=found_in(s))):
                 shown = f"different run, changed: {changes}; {replaced}"
             if st == "different" and old and old.startswith("realloc "):
                 shown = (f"different run: recorded under {old}, this config's is "
@@ -308,11 +309,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{s.experiment}/{s.name}  ({shown})")
         if stale_note:
             print(stale_note)
-        print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} done (same config hash"
+        print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} done (the same run recorded"
               + (f"; {len(relabelled)} of them "
                  f"{'records' if len(relabelled) == 1 else 'record'} another [experiment] description, "
-                 "figure or run list (policies, seeds, repetitions), which a run rewrites"
-                 if relabelled else "")
+                 "figure or run list (policies, seeds, repetitions), which a run rewrites, "
+                 "config hash included" if relabelled else "")
               + f"), {len(todo) - len(different)} to run"
               + (f", {_count(len(different), 'directory holds', 'directories hold')} a "
                  "different run" if different else "")
@@ -335,8 +336,9 @@ def main(argv: list[str] | None = None) -> int:
         print(stale_note)
     workers = (f"dask {args.dask}" if args.dask
                else f"{args.jobs} job{'s' if args.jobs != 1 else ''}")
-    print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} already done, {len(todo)} to run "
-          f"({workers})")
+    replacing = f", {len(different)} of them replacing a different run" if different else ""
+    print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} already done, {len(todo)} to run"
+          f"{replacing} ({workers})")
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
     if notes:

@@ -130,6 +130,11 @@ def suite_check_lines(runs, stages, reference: str = "beamer") -> list[str]:
     names = " and ".join(baselines)
     lines = ["", f"## {reference} vs {names} across the fluid experiments of this directory "
              "(K >= 2)", "",
+             f"Whether {reference} falls behind {names} anywhere: per scenario of every fluid "
+             f"experiment (K = the number of priority classes; runs with K = 1, where no "
+             f"order can be enforced, left out) {reference}'s avg SCT / each one's, mean of "
+             f"per-seed ratios; a scenario more than {SUITE_CHECK_SLACK:.0%} above is listed.",
+             "",
              f"{count(len(ratio), 'scenario')}. " + "; ".join(
                  f"worst {reference} / {b}: {w[b]:.3f} ({w['experiment']}, {w['scenario']})"
                  for b, w in worst.items()) + "."]

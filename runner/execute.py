@@ -375,20 +375,26 @@ def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
 
 
 def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
-    """A run config's leaves by dotted key (``workload.num_apps``)."""
+    """A run config's leaves by dotted key (``workload.num_apps``); a list of tables by
+    index (``workload.tenants[1].eta``), other lists whole."""
+    if isinstance(config, list) and config and all(isinstance(v, dict) for v in config):
+        out: dict[str, Any] = {}
+        for i, v in enumerate(config):
+            out.update(_flat(v, f"{prefix}[{i}]"))
+        return out
     if not isinstance(config, dict):
         return {prefix: config}
-    out: dict[str, Any] = {}
+    out = {}
     for k, v in config.items():
         out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
     return out
 
 
-def config_changes(spec: RunSpec, out_root: Path, *, limit: int = 3,
+def config_changes(spec: RunSpec, out_root: Path, *, limit: int | None = 3,
                    run_dir: Path | None = None) -> str:
     """What differs between the run recorded in ``spec``'s run directory and ``spec``, for
-    a message: up to ``limit`` dotted keys with the recorded and the new value
-    (``workload.num_apps 8 -> 12``), then how many more; the keys that never make a run
+    a message: up to ``limit`` (None: all) dotted keys with the recorded and the new
+    value (``workload.num_apps 8 -> 12``), then how many more; the keys that never make a run
     different (config hash, trace location, labels, run lists) are left out. Empty if the
     directory's run_config.json is unreadable or nothing but those keys differs."""
     try:
@@ -413,7 +419,7 @@ def config_changes(spec: RunSpec, out_root: Path, *, limit: int = 3,
 
     parts = [f"{key(k)} {shown(old.get(k, missing))} -> {shown(new.get(k, missing))}"
              for k in changed[:limit]]
-    if len(changed) > limit:
+    if limit is not None and len(changed) > limit:
         parts.append(f"{len(changed) - limit} more")
     return ", ".join(parts)
 

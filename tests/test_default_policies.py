@@ -97,5 +97,5 @@ def test_dry_run_lists_the_registered_policy(tmp_path, monkeypatch, capsys):
     out = tmp_path / "res"
     assert rx.main(["--config", str(write(tmp_path)), "--out", str(out), "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().split("\n")
-    assert lines[-1] == f"18 runs into {out}: 0 done (same config hash), 18 to run"
+    assert lines[-1] == f"18 runs into {out}: 0 done (the same run recorded), 18 to run"
     assert f"small/policy={NINTH},seed=2  (to run)" in lines

@@ -1,7 +1,7 @@
 """The default workload (the generator's defaults and experiments/default.toml) has every
 app communicating, separates the policies and responds to the arrival rate; the suite's
 experiments that relied on the earlier default gpu_mix pin it, so every committed run is
-still found done (same config hash)."""
+still found done (the same run recorded)."""
 import tomllib
 
 import pytest

@@ -90,7 +90,7 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
         f"one/.old-policy=fair,seed=1-{dead}): a run clears them (1 whole run put back in "
         "place, the rest removed)",
         "one/policy=fair,seed=1  (done)",
-        f"1 run into {out}: 1 done (same config hash), 0 to run"]
+        f"1 run into {out}: 1 done (the same run recorded), 0 to run"]
     assert not run.exists()
     assert executed(args) == []
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == records
@@ -143,3 +143,11 @@ def test_a_put_back_run_of_another_config_refuses_in_the_dry_run_too(tmp_path):
                                           "workload.num_apps 2 -> 3; --force replaces it)")
     real = runner("--config", cfg, "--out", out, "--no-analysis")
     assert real.returncode == 2 and real.stderr == dry.stderr
+
+
+def test_a_changed_tenant_is_named_by_its_index():
+    """Lists of tables (tenants) are compared item by item; other lists whole."""
+    from runner.execute import _flat
+    assert _flat({"w": {"tenants": [{"eta": 3}, {"eta": 4, "a": None}]}, "seeds": [1, 2],
+                  "empty": []}) == {"w.tenants[0].eta": 3, "w.tenants[1].eta": 4,
+                                    "w.tenants[1].a": None, "seeds": [1, 2], "empty": []}

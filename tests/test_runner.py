@@ -52,20 +52,20 @@ def test_dry_run_lists_exactly_the_runs(tmp_path):
     lines = r.stdout.strip().split("\n")
     runs = [line.split("  (")[0] for line in lines[:-1]]
     # 2 patterns x 2 seeds x 3 policies
-    assert lines[-1] == f"12 runs into {out}: 0 done (same config hash), 12 to run"
+    assert lines[-1] == f"12 runs into {out}: 0 done (the same run recorded), 12 to run"
     assert len(set(runs)) == 12
     assert "tiny/sync_pattern=ps,policy=fair,seed=2  (to run)" in lines
     assert not out.exists()  # a dry run writes nothing
 
 
 def test_default_suite_dry_run_finds_every_committed_run_done():
-    """The default suite goes into results/ and every run there is done (same config hash):
+    """The default suite goes into results/ and every run there is done (the same run recorded):
     a rerun regenerates the analysis only."""
     r = runner("--dry-run")
     assert r.returncode == 0, r.stderr
     last = r.stdout.strip().splitlines()[-1]
     n = int(last.split()[0])
-    assert last == f"{n} runs into results: {n} done (same config hash), 0 to run", last
+    assert last == f"{n} runs into results: {n} done (the same run recorded), 0 to run", last
     assert n >= 600
 
 
@@ -176,7 +176,7 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     assert ("(different run, changed: experiment.priority_classes 8 -> 4; --force "
             "replaces it)") in dry.out
     assert dry.out.splitlines()[-1] == (
-        f"1 run into {out}: 0 done (same config hash), 0 to run, 1 directory holds a "
+        f"1 run into {out}: 0 done (the same run recorded), 0 to run, 1 directory holds a "
         "different run; a run stops before any of them (error below)")
     assert dry.err.strip() == err
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run", "--force"]) == 0
@@ -211,7 +211,7 @@ def test_dry_run_into_results_refuses_as_the_run_does(tmp_path, monkeypatch, cap
     assert dry.err.splitlines() == [err]
     # 2 patterns x 2 seeds x 3 policies, none run yet
     assert dry.out.splitlines()[-1] == (
-        f"12 runs into {ref}: 0 done (same config hash), 12 to run; a run stops before any "
+        f"12 runs into {ref}: 0 done (the same run recorded), 12 to run; a run stops before any "
         "of them (error below)")
     assert rx.main(["--config", str(cfg), "--out", str(ref), "--no-analysis"]) == 2
     assert capsys.readouterr().err.splitlines() == [err]
@@ -236,7 +236,7 @@ def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert note in lines
-    assert lines[-1].startswith(f"1 run into {out}: 1 done (same config hash; 1 of them")
+    assert lines[-1].startswith(f"1 run into {out}: 1 done (the same run recorded; 1 of them")
     assert lines[-1].endswith("), 0 to run")
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     assert note in capsys.readouterr().out.splitlines()

@@ -361,9 +361,9 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert lines[:-1] == [f"one/{n}  (done; another description, figure or run list, "
                           "rewritten by a run)"
                           for n in new]
-    assert lines[-1] == (f"4 runs into {out}: 4 done (same config hash; 4 of them record another "
+    assert lines[-1] == (f"4 runs into {out}: 4 done (the same run recorded; 4 of them record another "
                          "[experiment] description, figure or run list (policies, seeds, "
-                         "repetitions), which a run rewrites), 0 to run")
+                         "repetitions), which a run rewrites, config hash included), 0 to run")
     assert all(json.loads((out / "one" / n / "run_config.json").read_text())["config_hash"]
                == old[n].config_hash for n in new)  # the dry run wrote nothing
     assert executed(args) == []
@@ -376,7 +376,7 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert {p: p.read_bytes() for p in (out / "one").glob("*/*.csv")} == records
     assert set(load_runs(out)["figure"]) == {"line"}
     r = runner("--config", cfg, "--out", out, "--dry-run")
-    assert r.stdout.splitlines()[-1] == f"4 runs into {out}: 4 done (same config hash), 0 to run"
+    assert r.stdout.splitlines()[-1] == f"4 runs into {out}: 4 done (the same run recorded), 0 to run"
 
 
 def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
@@ -399,9 +399,9 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
         "one/policy=beamer,seed=1  (to run)",
         "one/policy=fair,seed=2  (to run)",
         "one/policy=beamer,seed=2  (to run)",
-        f"4 runs into {out}: 1 done (same config hash; 1 of them records another [experiment] "
+        f"4 runs into {out}: 1 done (the same run recorded; 1 of them records another [experiment] "
         "description, figure or run list (policies, seeds, repetitions), which a run "
-        "rewrites), 3 to run"]
+        "rewrites, config hash included), 3 to run"]
     calls = executed(args)
     assert sorted(calls) == ["policy=beamer,seed=1", "policy=beamer,seed=2", "policy=fair,seed=2"]
     assert {p.name: p.read_bytes() for p in first.glob("*.csv")} == records
