@@ -440,7 +440,9 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
     if without_ref:
         lines += ["", f"No runs of `{ref}` (so no ratios, and no normalised figure) in: "
                   + ", ".join(without_ref) + "."]
-    lines += ["", "## Distance from the lower bound (avg SCT / LB, mean over runs)", ""]
+    lines += ["", "## Distance from the lower bound (avg SCT / LB, mean over runs)", "",
+              "Per experiment, the mean over all its runs (every scenario and seed); each "
+              "run's value: `avg_sct_over_lb` in `tables/runs.csv`.", ""]
     lb = runs.groupby(["experiment", "policy"])["avg_sct_over_lb"].mean().unstack("policy")
     lb_pols = [p for p in pols if p in lb.columns]
     lines.append("| experiment | " + " | ".join(lb_pols) + " |")
