@@ -419,8 +419,9 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
              "", f"## {ref}'s reduction of average SCT vs each other policy", "",
              f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
              f"(ratio taken per run against {ref}'s run of the same trace: "
-             f"{ratio_unit_note(norm)}); runs = seeds x repetitions; positive = {ref} is "
-             "faster; '-': no runs of "
+             f"{ratio_unit_note(norm)}), then the half-width of that mean's 95% t-interval "
+             f"(from two or more runs); runs = seeds x repetitions; positive = {ref} is faster; "
+             "'-': no runs of "
              f"that policy in the scenario. A run's avg SCT is the mean over its stages; \"{ref} "
              "avg SCT, mean of runs\" is the mean of those over the scenario's runs "
              "(`avg_sct_s_mean` in `tables/normalised_avg_sct.csv`), not the mean over all "
@@ -433,8 +434,11 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
         g = g.set_index("policy")
         if ref not in g.index:
             continue
-        cells = [cell(g.loc[b, "reduction_mean"] * 100, "+.1f") + "%" if b in g.index
-                 and pd.notna(g.loc[b, "reduction_mean"]) else "-" for b in others]
+        cells = [cell(g.loc[b, "reduction_mean"] * 100, "+.1f") + "%"
+                 + (f" ± {g.loc[b, 'reduction_ci95'] * 100:.1f}"
+                    if pd.notna(g.loc[b, "reduction_ci95"]) else "")
+                 if b in g.index and pd.notna(g.loc[b, "reduction_mean"]) else "-"
+                 for b in others]
         lines.append(f"| {exp} | {scen} | {int(g.loc[ref, 'seeds'])} | "
                      f"{cell(g.loc[ref, 'avg_sct_s_mean'], '.2f')} | " + " | ".join(cells) + " |")
     if without_ref:

@@ -44,7 +44,10 @@ def test_summary_reduction_sign_and_values(tmp_path):
     # sincronia: 1 - 8/10 = +20%, 1 - 6/10 = +40% -> +30.0% (Beamer faster)
     # fair: 1 - 8/4 = -100%, 1 - 6/12 = +50% -> -25.0% (Beamer slower on average)
     # beamer avg SCT: (8 + 6) / 2 = 7.00; 2 seeds
-    assert "| exp | x=1 | 2 | 7.00 | +30.0% | -25.0% |" in text
+    # 95% t-intervals over 2 seeds: t(0.975, 1 df) = 12.7062 (Student's table); sincronia sd
+    # of (0.2, 0.4) = 0.14142, half-width 12.7062 x 0.14142 / sqrt(2) = 1.2706 -> 127.1%;
+    # fair sd of (-1.0, 0.5) = 1.06066, half-width 12.7062 x 0.75 = 9.5297 -> 953.0%
+    assert "| exp | x=1 | 2 | 7.00 | +30.0% ± 127.1 | -25.0% ± 953.0 |" in text
     assert f"| {REFERENCE} avg SCT, mean of runs (s) | vs sincronia | vs fair |" in text
     # distance from the LB, columns beamer, sincronia, fair: mean of avg / 4 over seeds:
     # (8 + 6) / 8 = 1.75, 10 / 4 = 2.5, (4 + 12) / 8 = 2.0
@@ -114,10 +117,12 @@ def test_without_beamer_the_reference_is_the_first_policy_in_registry_order(tmp_
     text = make_report(tmp_path).read_text()
     assert "Reference policy of every ratio and reduction: `sincronia`" in text
     rows = _table_rows(text, "## sincronia's reduction")
-    # fair vs sincronia: 1 - 10/4 = -150%, 1 - 10/12 = +16.7% -> -66.7%
+    # fair vs sincronia: 1 - 10/4 = -150%, 1 - 10/12 = +16.7% -> -66.7%; 95% t-interval:
+    # sd of (-1.5, 0.16667) = 1.17851, t(0.975, 1 df) = 12.7062, half-width 12.7062 x
+    # 1.17851 / sqrt(2) = 10.5885 -> 1058.9%
     assert rows[0] == ["experiment", "scenario", "runs", "sincronia avg SCT, mean of runs (s)",
                        "vs fair"]
-    assert rows[2] == ["exp", "x=1", "2", "10.00", "-66.7%"]
+    assert rows[2] == ["exp", "x=1", "2", "10.00", "-66.7% ± 1058.9"]
     fig = pd.read_csv(tmp_path / "figures" / "exp_normalised_avg_sct.csv")
     assert fig["ratio_mean"].notna().all() and set(fig["policy"]) == {"sincronia", "fair"}
 
@@ -153,7 +158,7 @@ def test_policy_missing_from_one_experiment_gives_dashes_not_nan(tmp_path):
     write_tree(tmp_path, {REFERENCE: (8.0, 6.0), "sincronia": (10.0, 10.0)}, exp="other")
     text = make_report(tmp_path).read_text()
     assert "nan" not in text.lower()
-    assert "| other | x=1 | 2 | 7.00 | +30.0% | - |" in text
+    assert "| other | x=1 | 2 | 7.00 | +30.0% ± 127.1 | - |" in text  # as in the test above
     assert "| other | 1.750 | 2.500 | - |" in text
 
 
