@@ -65,7 +65,9 @@ Paths in the records (run.json ``trace_path``) are relative to the results direc
 
 The analysis (``analysis/``) reports every policy that ran, in the registry order of
 ``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``
-(default ``beamer`` when it ran, else the first policy in that order).
+(default ``beamer`` when it ran, else the first policy in that order), and ``--cdf
+EXPERIMENT ...`` (or ``all``) chooses the experiments whose SCT CDFs it draws; both are
+checked against the runs before any run starts, and the summary's first line repeats them.
 
 ``--verify`` (artifact evaluation) recomputes the fluid runs of the results directory
 the same command writes to (``--out``; else ``runs/<config stem>/`` with ``--config``,
@@ -94,8 +96,8 @@ from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
 from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
-                            interrupted_leftovers, put_back_plan, relabel, resolved_realloc,
-                            run_all, run_status, stale_runs)
+                            interrupted_leftovers, label_changes, put_back_plan, relabel,
+                            resolved_realloc, run_all, run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -214,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", metavar="POLICY",
                     help="policy every ratio of the analysis is taken against (default: beamer "
                          "when it ran, else the first policy in registry order)")
+    ap.add_argument("--cdf", metavar="EXPERIMENT", nargs="+",
+                    help="experiments whose SCT CDFs the analysis draws, one figure per "
+                         "scenario; 'all': every experiment (default: pattern when it ran, "
+                         "else the first experiment), as python -m analysis --cdf")
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
     size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
@@ -270,6 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --reference {args.reference}: not a policy of these runs "
               f"({', '.join(sorted({s.policy for s in specs}))})", file=sys.stderr)
         return 2
+    if args.cdf and "all" not in args.cdf:
+        known = {s.experiment for s in specs} | {r.parent.name for r in committed_runs(out)}
+        unknown = [e for e in args.cdf if e not in known]
+        if unknown:
+            print(f"error: --cdf {' '.join(unknown)}: not an experiment of these runs or of "
+                  f"{where} ({', '.join(sorted(known))})", file=sys.stderr)
+            return 2
     for n in notes:
         print(f"note: {n}")
     left, put_back = leftovers(out, args)
@@ -305,7 +318,9 @@ def main(argv: list[str] | None = None) -> int:
                 shown = (f"different run: recorded under {old}, this config's is "
                          f"realloc {resolved_realloc(s)}; {replaced}")
             if (s.experiment, s.name) in relabelled_names:
-                shown = "done; another description, figure or run list, rewritten by a run"
+                labels = label_changes(s, out, run_dir=found_in(s))
+                shown = (f"done; recorded with other {labels or 'labels or run lists'}: "
+                         "rewritten by a run")
             print(f"{s.experiment}/{s.name}  ({shown})")
         if stale_note:
             print(stale_note)
@@ -349,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results: {where} (analysis skipped; later: python -m analysis {where})")
         return 0
     from analysis.report import make_report
-    summary = make_report(out, reference=args.reference)
+    summary = make_report(out, reference=args.reference, cdf=args.cdf)
     print(f"results: {where} (summary: {_shown(summary)}, tables/, figures/)")
     return 0
 

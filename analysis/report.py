@@ -344,7 +344,9 @@ TABLE_DOC = {
                               "(over repetitions), `same_order` of `repetitions`, `holds`.",
     "reproduction_ranking.csv": "one row per packet-level experiment and scenario: "
                                 "`fluid_order` and `emulation_order` (policies by avg SCT, "
-                                "fastest first; emulation: mean over repetitions), `same`.",
+                                "fastest first, `=` between exactly equal ones; emulation: mean over "
+                                "runs), `same` (no pair the twin orders strictly is reversed or "
+                                "tied in the emulation).",
     "reproduction_runs.csv": "one row per packet-level run with a fluid twin: "
                              "`avg_sct_emulated_s` / `avg_sct_twin_s` (trace s), `avg_ratio`, "
                              "`stage_ratio_median` / `stage_ratio_p95`, the class latency "

@@ -9,7 +9,7 @@ module owns:
 - ``ratio_summary``: per experiment, scenario and policy, the mean of those ratios over
   repetitions (and seeds) with 95% t-intervals;
 - ``ranking``: per experiment and scenario, the policy order by avg SCT in the fluid twin
-  and in the emulation (mean over runs);
+  and in the emulation (mean over runs; exact ties shown as ``=``);
 - ``pair_check``: every pair of policies the fluid twin separates by >= 10% in avg SCT,
   and in how many repetitions the emulation orders them the same way;
 - ``targets``: the three criteria of the check, each with its numbers and a verdict;
@@ -91,16 +91,37 @@ def ratio_summary(per_run: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _order(values: pd.Series) -> str:
+    """Policies by value, smallest first, as ``a < b = c``: ``=`` joins exactly equal values
+    (policies whose runs coincide), in the records' order."""
+    ordered = values.sort_values(kind="stable")
+    text = ""
+    for i, (policy, v) in enumerate(ordered.items()):
+        if i:
+            text += " = " if v == ordered.iloc[i - 1] else " < "
+        text += str(policy)
+    return text
+
+
+def _consistent(twin: pd.Series, emu: pd.Series) -> bool:
+    """No pair of policies the twin orders strictly (a < b) is reversed or tied in the
+    emulation; a pair the twin ties constrains nothing."""
+    for a, b in itertools.combinations(twin.index, 2):
+        if twin[a] != twin[b] and (twin[a] < twin[b]) != (emu[a] < emu[b]):
+            return False
+    return True
+
+
 def ranking(per_run: pd.DataFrame) -> pd.DataFrame:
     """Per experiment and scenario: policies ordered by avg SCT (fastest first) in the twin
-    and in the emulation (mean over runs), as ``a < b < ...`` strings, and whether equal."""
+    and in the emulation (mean over runs), as ``a < b = c`` strings (``=``: exactly equal),
+    and ``same``: whether the emulation keeps every order the twin gives strictly."""
     rows = []
     for (exp, scen), g in per_run.groupby(["experiment", "scenario"], sort=False):
         mean = g.groupby("policy")[["avg_sct_twin_s", "avg_sct_emulated_s"]].mean()
-        twin = list(mean["avg_sct_twin_s"].sort_values(kind="stable").index)
-        emu = list(mean["avg_sct_emulated_s"].sort_values(kind="stable").index)
-        rows.append({"experiment": exp, "scenario": scen, "fluid_order": " < ".join(twin),
-                     "emulation_order": " < ".join(emu), "same": twin == emu})
+        twin, emu = mean["avg_sct_twin_s"], mean["avg_sct_emulated_s"]
+        rows.append({"experiment": exp, "scenario": scen, "fluid_order": _order(twin),
+                     "emulation_order": _order(emu), "same": _consistent(twin, emu)})
     return pd.DataFrame(rows)
 
 
@@ -208,7 +229,8 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
                      f"{_pm(r['avg_ratio'], r['avg_ratio_ci95'])} | "
                      f"{_pm(r['stage_ratio_median'], r['stage_ratio_median_ci95'])} | "
                      f"{_pm(r['stage_ratio_p95'], r['stage_ratio_p95_ci95'])} |")
-    lines += ["", "Policy order by avg SCT, fastest first (emulation: mean over runs):", "",
+    lines += ["", "Policy order by avg SCT, fastest first (emulation: mean over runs; `=`: exactly "
+              "equal; same: no pair the twin orders is reversed, pairs the twin ties aside):", "",
               "| experiment | scenario | fluid twin | emulation | same |", "|---|---|---|---|---|"]
     for _, r in ranks.iterrows():
         lines.append(f"| {r['experiment']} | {r['scenario']} | {r['fluid_order']} | "

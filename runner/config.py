@@ -189,15 +189,6 @@ def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> Non
     tables.setdefault(parts[0], {})[parts[1]] = value
 
 
-def _in_file(path: Path, fn, *args):
-    """``fn(*args)``; a ConfigError it raises gets the file's path (as given) in front
-    (``mine.toml: unknown key 'experiment.foo' (known: ...)``)."""
-    try:
-        return fn(*args)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-
-
 def trace_file_hosts(path: Path) -> tuple[str, ...]:
     """The hosts a trace file names, without loading its flows: a coflow-benchmark file's
     header (``<num_ports> <num_coflows>``: ports ``h0..``), a JSON trace's ``hosts``."""
@@ -238,6 +229,41 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     return None
 
 
+def _hosts_key(exp: Any, workload: Any, hosts: tuple[str, ...]) -> str:
+    """How a host-count message names where the trace's hosts come from."""
+    if exp.trace:
+        return f"experiment.trace {exp.trace}: {len(hosts)} hosts"
+    return f"workload.num_hosts = {workload.num_hosts}"
+
+
+def point_error(path: Path, tables: dict[str, dict[str, Any]],
+                trace_hosts: dict[str, tuple[str, ...]]) -> str | None:
+    """The first error of one sweep point's tables (as ``ConfigError`` words it, without
+    the file's path), or None: ``[experiment]`` and ``[topology]`` values, ``[workload]``
+    under each seed, and the topology's hosts against the trace's (``trace_hosts`` caches
+    each trace file's hosts by resolved path; a missing trace file is left to the caller)."""
+    from emulation.topology import TopologyConfig
+    from workloads.generator import WorkloadConfig
+    try:
+        exp = build(ExperimentSection, tables["experiment"], "experiment")
+        topo = build(TopologyConfig, tables["topology"], "topology")
+        workload = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
+                    for seed in (exp.seeds[:1] if exp.trace else exp.seeds)][0]
+        if exp.trace:
+            tp = (path.parent / exp.trace).resolve()
+            if not tp.exists():
+                return None
+            if str(tp) not in trace_hosts:
+                trace_hosts[str(tp)] = trace_file_hosts(tp)
+            hosts = trace_hosts[str(tp)]
+        else:
+            hosts = tuple(f"h{i}" for i in range(workload.num_hosts))  # the generator's names
+        check_topology_hosts(topo, hosts, hosts_key=_hosts_key(exp, workload, hosts))
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
     """Validate one experiment TOML and expand it into runs (ConfigError names the key)."""
     return expand_experiment(path, full=full)[0]
@@ -260,11 +286,14 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())
         at = "".join([f" at the sweep point {pname}" if pname else "",
                       " with --full" if full and data.get("full") else ""])
-        try:
-            exp = build(ExperimentSection, tables["experiment"], "experiment")
-            topo = build(TopologyConfig, tables["topology"], "topology")
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}{at}") from None
+        error = point_error(path, tables, trace_hosts)
+        if error is not None:
+            # named by its sweep point only where another point does not share the error
+            if pname and all(point_error(path, t, trace_hosts) == error for _, t in points):
+                at = " with --full" if full and data.get("full") else ""
+            raise ConfigError(f"{path}: {error}{at}")
+        exp = build(ExperimentSection, tables["experiment"], "experiment")
+        topo = build(TopologyConfig, tables["topology"], "topology")
         trace_path = trace_sha = ""
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
@@ -279,23 +308,11 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         if exp.backend == "fluid":
             del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
-        try:
-            wls = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
-                   for seed in seeds]
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}{at}") from None
-        if trace_path:
-            if trace_path not in trace_hosts:
-                trace_hosts[trace_path] = _in_file(path, trace_file_hosts, Path(trace_path))
-            hosts = trace_hosts[trace_path]
-            hosts_key = f"experiment.trace {exp.trace}: {len(hosts)} hosts"
-        else:
-            hosts = tuple(f"h{i}" for i in range(wls[0].num_hosts))  # the generator's names
-            hosts_key = f"workload.num_hosts = {wls[0].num_hosts}"
-        try:
-            note = check_topology_hosts(topo, hosts, hosts_key=hosts_key)
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}{at}") from None
+        wls = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
+               for seed in seeds]
+        hosts = (trace_hosts[trace_path] if trace_path
+                 else tuple(f"h{i}" for i in range(wls[0].num_hosts)))
+        note = check_topology_hosts(topo, hosts, hosts_key=_hosts_key(exp, wls[0], hosts))
         if note and f"{path}: {note}{at}" not in notes:
             notes.append(f"{path}: {note}{at}")
         for seed, wl in zip(seeds, wls):

@@ -424,6 +424,22 @@ def config_changes(spec: RunSpec, out_root: Path, *, limit: int | None = 3,
     return ", ".join(parts)
 
 
+def label_changes(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None) -> str:
+    """The labels and run lists (``COSMETIC_EXPERIMENT_KEYS``, ``RUN_LIST_EXPERIMENT_KEYS``)
+    in which the run recorded in ``spec``'s run directory differs from ``spec``, by their
+    TOML names (``experiment.description, experiment.policies``); empty if none differs or
+    the directory's run_config.json is unreadable."""
+    try:
+        d = run_dir or out_root / spec.experiment / spec.name
+        stored = json.loads((d / "run_config.json").read_text())["experiment_cfg"]
+        new = spec.config["experiment_cfg"]
+        return ", ".join(f"experiment.{k}" for k in (*COSMETIC_EXPERIMENT_KEYS,
+                                                     *RUN_LIST_EXPERIMENT_KEYS)
+                         if stored.get(k) != new.get(k))
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return ""
+
+
 def resolved_realloc(spec: RunSpec) -> str | None:
     """The reallocation mode a fluid run of ``spec`` uses: ``experiment.realloc``, or for
     ``"policy"`` the policy's ``realloc_mode()`` as registered now (None: a packet-level

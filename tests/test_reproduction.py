@@ -126,3 +126,18 @@ def test_written_tables_hold_no_absolute_paths(tree, tmp_path):
         assert str(tree) not in p.read_text(), p.name
     runs = pd.read_csv(tables / "reproduction_runs.csv")
     assert "run_dir" not in runs and "tb/policy=beamer,seed=1,rep=0" in set(runs["run"])
+
+
+def test_ranking_shows_exact_twin_ties_and_ignores_their_order():
+    # twin: a and b coincide exactly (2.0), c slower; emulation b < a < c.  The tie
+    # constrains nothing, so the emulation keeps every order the twin gives.
+    per_run = pd.DataFrame({
+        "experiment": ["e"] * 3, "scenario": ["all"] * 3, "policy": ["a", "b", "c"],
+        "avg_sct_twin_s": [2.0, 2.0, 3.0], "avg_sct_emulated_s": [2.2, 2.1, 3.3]})
+    r = ranking(per_run).iloc[0]
+    assert r["fluid_order"] == "a = b < c"
+    assert r["emulation_order"] == "b < a < c" and r["same"]
+    # c ahead of a in the emulation reverses an order the twin gives: not the same
+    per_run.loc[2, "avg_sct_emulated_s"] = 2.15
+    r = ranking(per_run).iloc[0]
+    assert r["emulation_order"] == "b < c < a" and not r["same"]

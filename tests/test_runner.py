@@ -516,3 +516,15 @@ def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "note: 6 run directories under" in r.stdout and "the analysis reads them too" in r.stdout
     assert "results: " in r.stdout and "analysis skipped" in r.stdout
+
+
+def test_cdf_flag_of_the_runner(tmp_path):
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--cdf", "tiny", "nosuch")
+    assert r.returncode == 2 and "--cdf nosuch" in r.stderr and "tiny" in r.stderr
+    assert not out.exists()
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--cdf", "tiny")
+    assert r.returncode == 0, r.stderr
+    first = (out / "summary.md").read_text().splitlines()[2]
+    assert "`python -m analysis" in first and "--cdf tiny`" in first
+    assert list((out / "figures").glob("tiny_sct_cdf*.png"))

@@ -278,6 +278,25 @@ def test_a_bad_value_from_a_sweep_names_its_sweep_point(tmp_path, key, values, m
         load_experiment(cfg, full=False)
     assert str(exc.value) == f"{cfg}: {message}"
 
+def test_a_bad_value_the_sweep_does_not_touch_names_no_sweep_point(tmp_path):
+    """num_apps = 0 is bad at both points of a sweep over the arrival rate: the error names
+    the key alone, not the first point (which would suggest the point matters)."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, workload="arrival_rate_per_s = 1.0",
+                extra='[sweep]\n"workload.arrival_rate_per_s" = [0.5, 2.0]\n')
+    cfg.write_text(cfg.read_text().replace("num_apps = 2", "num_apps = 0"))
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value) == f"{cfg}: workload.num_apps: must be >= 1"
+    # the same key bad at one point only: named by that point
+    cfg.write_text(cfg.read_text().replace("num_apps = 0", "num_apps = 2").replace(
+        '"workload.arrival_rate_per_s" = [0.5, 2.0]', '"workload.num_apps" = [2, 0]'))
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value) == f"{cfg}: workload.num_apps: must be >= 1 at the sweep point num_apps=0"
+
+
 
 @pytest.mark.parametrize("table,line,key,values,message", [
     ("workload", "arrival_rate_per_s = -3.0", "workload.arrival_rate_per_s", "[1.0, 2.0]",
@@ -358,8 +377,8 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:-1] == [f"one/{n}  (done; another description, figure or run list, "
-                          "rewritten by a run)"
+    assert lines[:-1] == [f"one/{n}  (done; recorded with other experiment.description, "
+                          "experiment.figure: rewritten by a run)"
                           for n in new]
     assert lines[-1] == (f"4 runs into {out}: 4 done (the same run recorded; 4 of them record another "
                          "[experiment] description, figure or run list (policies, seeds, "
@@ -395,7 +414,8 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
-        "one/policy=fair,seed=1  (done; another description, figure or run list, rewritten by a run)",
+        "one/policy=fair,seed=1  (done; recorded with other experiment.policies, "
+        "experiment.seeds: rewritten by a run)",
         "one/policy=beamer,seed=1  (to run)",
         "one/policy=fair,seed=2  (to run)",
         "one/policy=beamer,seed=2  (to run)",
