@@ -12,8 +12,8 @@ and bounds, which a rerun reuses), copying a fluid run identical to one already 
 ``interrupted_leftovers``, ``put_back_plan``; ``clear_leftovers``: what killed runners
 left, removed or put back; ``relabel``: a done run's description, figure and run lists brought up to
 date), and the whole set of runs
-with a progress bar (``run_all``: a process pool or a Dask cluster; Mininet runs one at a
-time in this process).
+with a progress bar (``run_all``: a process pool whose workers die with the runner
+(``die_with_parent``) or a Dask cluster; Mininet runs one at a time in this process).
 """
 from __future__ import annotations
 
@@ -245,16 +245,21 @@ _LEFTOVER = re.compile(r"^\.(?:tmp-|old-)(?P<name>.+)-(?P<pid>\d+)$|^\..+\.(?P<f
 
 
 def _pid_running(pid: int) -> bool:
-    """True if a process with this id runs on this machine (whoever owns it)."""
+    """True if a process with this id runs on this machine (whoever owns it); a zombie
+    (exited, not yet reaped by its parent: /proc/<pid>/stat state Z) does not run."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     except (OverflowError, ValueError):
         return False  # no such process id can exist
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux) or unreadable: os.kill found it
 
 
 def interrupted_leftovers(results: Path) -> list[Path]:
@@ -489,6 +494,26 @@ def backend_of(run_dir: Path) -> str | None:
         return None
 
 
+def die_with_parent(parent_pid: int) -> None:
+    """Worker-process initializer: ask Linux to send this process SIGTERM when the runner
+    that started it dies (``prctl(PR_SET_PDEATHSIG)``), so that a runner killed outright
+    (SIGKILL, or SIGTERM, which Python does not turn into a clean exit) leaves no worker
+    behind: such a worker would finish the runs already handed to it and then wait for
+    more forever. Its temporary run directory is cleared by the next run
+    (``interrupted_leftovers``). If the runner is already gone, exit at once. Elsewhere
+    than Linux, nothing is done."""
+    import ctypes
+    import signal
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
 def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None,
             done_specs: list[RunSpec] = ()) -> None:
     """Prepare traces and bounds, then run everything with a progress bar (fluid runs
@@ -537,7 +562,8 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
             for s in pooled:
                 done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
                 futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
                         for s in pooled}
                 for fut in as_completed(futs):

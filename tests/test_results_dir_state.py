@@ -151,3 +151,76 @@ def test_a_changed_tenant_is_named_by_its_index():
     assert _flat({"w": {"tenants": [{"eta": 3}, {"eta": 4, "a": None}]}, "seeds": [1, 2],
                   "empty": []}) == {"w.tenants[0].eta": 3, "w.tenants[1].eta": 4,
                                     "w.tenants[1].a": None, "seeds": [1, 2], "empty": []}
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``, from /proc."""
+    import os
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                kids.append(int(entry))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_workers_die_with_a_runner_killed_outright_and_a_rerun_completes(tmp_path):
+    """A runner with two worker processes is SIGKILLed while a run is being written: its
+    workers exit too (they do not finish the runs queued for them and wait forever), and
+    the next run clears what they left and makes every run, as one uninterrupted run
+    would."""
+    import os
+    import signal
+    import time
+    from tests.conftest import PYTHON, REPO
+    cfg = tmp_path / "kill.toml"
+    cfg.write_text('[experiment]\nname = "kill"\npolicies = ["fair", "sincronia", "beamer"]\n'
+                   'seeds = [1, 2, 3]\n\n[workload]\nalgorithm = "hyperband"\nnum_apps = 40\n'
+                   'num_hosts = 32\n')
+    out = tmp_path / "res"
+    workers: list[int] = []
+    proc = subprocess.Popen([PYTHON, "run_experiments.py", "--config", str(cfg), "--out",
+                             str(out), "--jobs", "2", "--no-analysis"], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not list(out.glob("kill/.tmp-*")) and time.time() < deadline:
+            time.sleep(0.05)
+        workers = _children(proc.pid)
+        assert list(out.glob("kill/.tmp-*")) and len(workers) == 2, "no run started in 120 s"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.time() + 30
+        while any(map(_alive, workers)) and time.time() < deadline:
+            time.sleep(0.1)
+        assert not any(map(_alive, workers)), "workers outlived the runner"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in workers:  # the runner's own workers, should they have outlived it
+            if _alive(w):
+                os.kill(w, signal.SIGKILL)
+    made = len([d for d in (out / "kill").iterdir() if not d.name.startswith(".")
+                and d.name != "traces"])
+    assert made < 9  # the kill interrupted the runs
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis")
+    assert r.returncode == 0, r.stderr
+    assert sorted(d.name for d in (out / "kill").iterdir()) == sorted(
+        [f"policy={p},seed={s}" for p in ("fair", "sincronia", "beamer") for s in (1, 2, 3)]
+        + ["traces"])
+    r = runner("--config", cfg, "--out", out, "--dry-run")
+    assert r.stdout.splitlines()[-1] == f"9 runs into {out}: 9 done (the same run recorded), 0 to run"
