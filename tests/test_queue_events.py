@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from emulation.fluid.simulator import FluidSimulator
 from emulation.scheduler import make_policy
 from emulation.scheduler.base import Decision, Policy
+from emulation.scheduler.fifo_lm import FifoLM
 from emulation.topology import big_switch, leaf_spine
 from tests.helpers import (assert_same_records, one_stage_traces,
                            small_hyperband_trace, tiny_trace)
@@ -102,6 +103,31 @@ def test_sincronia_keeps_its_promise_under_realloc_flow(trace, policy, classes):
                              priority_classes=classes, reuse_decisions=reuse)
         res.append(sim.run())
     _assert_same(*res)
+
+
+def test_fifo_lm_wake_up_by_hand_with_flow_events_compiled_before_it():
+    """FIFO-LM, heavy threshold 11 B, 1 B/s links. A (first) sends 1, 2, 3 and 10 B from
+    h0..h3 to h4..h7 in parallel: 4 B sent at 1 s, 7 at 2 s, 9 at 3 s, then 1 B/s. B
+    (h3 -> h7, 5 B) waits in class 1 behind A's 10 B flow. A's sent bytes reach the
+    threshold + 1 at 6 s: the wake-up admits B to class 0, the two share h3's uplink at
+    1/2 B/s: A's last 4 B end at 14 s, B has 1 B left then and ends at 15 s. The
+    completions at 1 s and 2 s come before any wake-up can be due (A sends at most 4 B/s:
+    not before 2.5 s) and run compiled; the Python path gives the same records."""
+    trace = tiny_trace([
+        {"id": "A", "stages": [{"id": "A", "jobs": [{"id": "A", "coflows": [
+            [(0, 4, 1), (1, 5, 2), (2, 6, 3), (3, 7, 10)]]}]}]},
+        {"id": "B", "stages": [{"id": "B", "jobs": [{"id": "B", "coflows": [[(3, 7, 5)]]}]}]}],
+        hosts=8)
+    runs = []
+    for reuse in (True, False):
+        sim = FluidSimulator(trace, big_switch(8, 8.0), FifoLM(heavy_threshold_bytes=11.0),
+                             realloc="queues", reuse_decisions=reuse)
+        runs.append((sim, sim.run()))
+    (sim, res), (_, ref) = runs
+    assert [c["cct_s"] for c in res.coflows] == pytest.approx([14.0, 15.0], abs=1e-9)
+    assert sorted(res.flows["end_s"]) == pytest.approx([1.0, 2.0, 3.0, 14.0, 15.0], abs=1e-9)
+    assert sim.num_reused_decisions >= 1
+    _assert_same(res, ref)
 
 
 def test_generated_hpo_trace_identical_with_and_without_the_compiled_loop():
@@ -220,7 +246,7 @@ def test_kernel_equals_the_python_loop_on_random_states():
         b = [c.copy() for c in a]
         now, m, steps, done, adv, fin, ends = _python_loop(s, *a, ptr, owners)
         out = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n), np.empty(n))
-        got = K.queue_events(0.0, s["t_timer"], 1e-9, n, *b[:7], b[7], s["cls_of"], s["ncls"],
+        got = K.queue_events(0.0, s["t_timer"], np.inf, 1e-9, n, *b[:7], b[7], s["cls_of"], s["ncls"],
                              b[8], b[9], pl, s["cap"], np.empty(n), *out)
         assert got[:3] == (now, m, steps) and got[4] == adv
         for x, y in zip(b[:7], a[:7]):

@@ -100,7 +100,7 @@ def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_fl
 
 
 @jit
-def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+def flow_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
                 path_flows, link_flows, path_links, ptr, owners, cap, ttf, done_tf, done_cf,
                 done_start, done_end):
     """The fluid engine's events that only complete flows, under one class (fair
@@ -109,8 +109,9 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
     ``advance``, retire the finished flows (``retire_flows``), recompute the rates
     (``priority_rates``).
 
-    Stops at the first event that is more than that: no flow moving (before advancing),
-    a timer due (``t_timer``), nothing finished, or a finished flow that completes its
+    Stops at the first event that is more than that: no flow moving, or the next event
+    later than ``t_stop`` (both before advancing: the caller moves time itself), a timer
+    due (``t_timer``), nothing finished, or a finished flow that completes its
     coflow (``c_left`` = flows left per coflow; after advancing, before retiring: the
     caller completes those flows). The first ``n`` rows of the active columns, ``rate``
     and ``c_left`` are updated in place; retired flows go to ``done_*`` (first-byte time
@@ -146,7 +147,7 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
     while True:
         first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
         t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next):
+        if not np.isfinite(t_next) or t_next > t_stop:
             return now, n, steps, k, False, none_i, none_f
         dt = max(0.0, t_next - now)
         t_prev = now
@@ -216,8 +217,8 @@ def flow_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_le
 
 
 @jit
-def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left, cls_of,
-                 ncls, path_flows, link_flows, path_links, cap, ttf, done_tf, done_cf,
+def queue_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+                 cls_of, ncls, path_flows, link_flows, path_links, cap, ttf, done_tf, done_cf,
                  done_start, done_end):
     """``flow_events`` for several classes (strict priority, max-min inside a class): the
     engine's events that only complete flows, under fixed classes ``cls_of`` per coflow,
@@ -246,7 +247,7 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
     n0 = n
     first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
     t_next = min(t_timer, now + first)
-    if not np.isfinite(t_next):
+    if not np.isfinite(t_next) or t_next > t_stop:
         return now, n, 0, 0, False, np.empty(0, dtype=np.int64), np.empty(0)
     dt = max(0.0, t_next - now)
     t_prev = now
@@ -353,7 +354,7 @@ def queue_events(now, t_timer, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_l
             if t < first:
                 first = t
         t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next):
+        if not np.isfinite(t_next) or t_next > t_stop:
             _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
             return now, m, steps, k, False, fbuf[:0], ebuf[:0]
         dt = max(0.0, t_next - now)
@@ -427,11 +428,11 @@ def warm_up() -> None:
     advance(ones.copy(), rate, ttf, ones, 0.1, 1e-9)
     retire_flows(pid[:1], 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(), ones.copy(),
                  ones.copy(), ones.copy(), counts.copy(), lcounts.copy(), path_links)
-    flow_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
+    flow_events(0.0, np.inf, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
                 np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(),
                 counts.copy(), lcounts.copy(), path_links, ptr, owners, cap,
                 np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())
-    queue_events(0.0, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
+    queue_events(0.0, np.inf, np.inf, 1e-9, 2, pid.copy(), pid.copy(), pid.copy(), ones.copy(),
                  np.full(2, np.nan), rate.copy(), ones * 1e-6, counts.copy(), pid, 2,
                  counts.copy(), lcounts.copy(), path_links, cap,
                  np.empty(2), pid.copy(), pid.copy(), ones.copy(), ones.copy())

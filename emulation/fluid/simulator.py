@@ -28,7 +28,9 @@ Flows end at their exact times in every mode.
 Events that only complete flows under kept classes (``"queues"``, or ``"flow"`` with a
 policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincronia,
 ``beamer`` and ``beamer-coflow``) run in compiled loops that recompute the rates with the same arithmetic as the Python path:
-``event_kernels.flow_events`` for one class, ``event_kernels.queue_events`` for several.
+``event_kernels.flow_events`` for one class, ``event_kernels.queue_events`` for several;
+with a policy's byte wake-up pending (FIFO-LM), up to a time before which it cannot be
+due (``_wake_horizon``), the Python path taking the events after it.
 ``reuse_decisions=False`` takes the Python path instead (and, under ``"flow"``, asks the
 policy every time): the reference the tests compare with; so does a subclass that
 overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
@@ -121,8 +123,10 @@ class FluidSimulator:
                 self._reallocate(decide=False)
                 rates_dirty = False
             step = None
-            if reuse and len(st.a_rem) and not self._wakes:
-                step = self._flow_events()
+            if reuse and len(st.a_rem):
+                t_stop = self._wake_horizon() if self._wakes else np.inf
+                if t_stop > st.now:
+                    step = self._flow_events(t_stop)
             if step is None:
                 step = self._advance()
             finished, ends = step
@@ -168,11 +172,12 @@ class FluidSimulator:
         finished = event_kernels.advance(st.a_rem, st.a_rate, tt, st.a_tol, dt, EPS_T)
         return finished, np.minimum(t_prev + tt[finished], st.now)
 
-    def _flow_events(self) -> tuple[np.ndarray, np.ndarray] | None:
+    def _flow_events(self, t_stop: float = np.inf) -> tuple[np.ndarray, np.ndarray] | None:
         """Handle the coming events that only complete flows in compiled code, reusing
-        the last decision's classes; then the event it stopped at, advanced (finished
-        flows and end times, for ``complete_flows``), or None if it stopped before
-        advancing (the caller moves time itself)."""
+        the last decision's classes, up to the last one at or before ``t_stop``; then the
+        event it stopped at, advanced (finished flows and end times, for
+        ``complete_flows``), or None if it stopped before advancing (the caller moves
+        time itself)."""
         st = self.state
         n0 = len(st.a_rem)
         tt = self._ttf_buffer(n0)
@@ -182,12 +187,12 @@ class FluidSimulator:
         if self._num_classes == 1:
             ptr, owners = self.index
             now, n, steps, k, advanced, finished, ends = event_kernels.flow_events(
-                st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+                st.now, st.next_timer_s(), t_stop, EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
                 st.a_start, rate, st.a_tol, st.c_flows_left, st.path_flows, st.link_flows,
                 st.path_links, ptr, owners, st.cap, tt, *done)
         else:
             now, n, steps, k, advanced, finished, ends = event_kernels.queue_events(
-                st.now, st.next_timer_s(), EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+                st.now, st.next_timer_s(), t_stop, EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
                 st.a_start, rate, st.a_tol, st.c_flows_left, self._classes,
                 self._num_classes, st.path_flows, st.link_flows, st.path_links, st.cap, tt,
                 *done)
@@ -199,6 +204,32 @@ class FluidSimulator:
         st.truncate_active(n)
         st.set_rates(rate[:n])
         return (finished, ends) if advanced else None
+
+    def _wake_horizon(self) -> float:
+        """A time up to which no requested wake-up (``wake_on_sent``: a coflow's sent
+        bytes above a threshold) can be due or be the next event, so events that only
+        complete flows can run compiled until then with the Python path's results: the
+        coflow sends at most the capacity of its flows' first links together (a
+        feasible allocation never exceeds a link), and its sent bytes jump at a flow
+        completion by at most the flow's finishing tolerances, which the margin covers
+        with rounding. ``now`` when a wake-up may be near (the Python path then takes
+        the next event)."""
+        st = self.state
+        horizon = np.inf
+        for cid, thr in self._wakes:
+            m = st.a_cf == cid
+            if not m.any():
+                continue  # nothing of the coflow active: its wake-up is never due
+            size = st.tmpl_size[st.c_tmpl[cid]]
+            sent = size - st.a_rem[m].sum()
+            bound = st.cap[np.unique(st.path_links[st.a_pid[m], 0])].sum()  # bytes/s
+            margin = (st.a_tol[m].sum() + m.sum() * st.cap[: st.L].max() * EPS_T
+                      + 1e-6 * (size + abs(thr)) + 1.0)
+            gap = thr - sent - margin
+            if not gap > 0 or not np.isfinite(bound):
+                return st.now
+            horizon = min(horizon, st.now + gap / bound)
+        return horizon
 
     # ------------------------------------------------------------------ policy
     def _next_wake(self) -> float:
