@@ -32,7 +32,7 @@ import pandas as pd
 
 from analysis.load import mininet_runs, twin_stage_pairs, write_table
 from analysis.metrics import mean_ci95
-from analysis.policies import sort_by_policy
+from analysis.policies import policy_order, sort_by_policy
 from analysis.text import count
 
 STAGE_RATIO_TOL = 0.15       # |median per-stage ratio - 1| allowed, every policy
@@ -93,7 +93,7 @@ def ratio_summary(per_run: pd.DataFrame) -> pd.DataFrame:
 
 def _order(values: pd.Series) -> str:
     """Policies by value, smallest first, as ``a < b = c``: ``=`` joins exactly equal values
-    (policies whose runs coincide), in the records' order."""
+    (policies whose runs coincide), in the order of ``values``' index."""
     ordered = values.sort_values(kind="stable")
     text = ""
     for i, (policy, v) in enumerate(ordered.items()):
@@ -107,7 +107,7 @@ def _consistent(twin: pd.Series, emu: pd.Series) -> bool:
     """No pair of policies the twin orders strictly (a < b) is reversed or tied in the
     emulation; a pair the twin ties constrains nothing."""
     for a, b in itertools.combinations(twin.index, 2):
-        if twin[a] != twin[b] and (twin[a] < twin[b]) != (emu[a] < emu[b]):
+        if twin[a] != twin[b] and np.sign(twin[a] - twin[b]) != np.sign(emu[a] - emu[b]):
             return False
     return True
 
@@ -119,6 +119,7 @@ def ranking(per_run: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (exp, scen), g in per_run.groupby(["experiment", "scenario"], sort=False):
         mean = g.groupby("policy")[["avg_sct_twin_s", "avg_sct_emulated_s"]].mean()
+        mean = mean.loc[policy_order(mean.index)]  # ties in registry order
         twin, emu = mean["avg_sct_twin_s"], mean["avg_sct_emulated_s"]
         rows.append({"experiment": exp, "scenario": scen, "fluid_order": _order(twin),
                      "emulation_order": _order(emu), "same": _consistent(twin, emu)})
@@ -230,7 +231,8 @@ def write_reproduction(runs: pd.DataFrame, tables: Path, figs: Path) -> tuple[li
                      f"{_pm(r['stage_ratio_median'], r['stage_ratio_median_ci95'])} | "
                      f"{_pm(r['stage_ratio_p95'], r['stage_ratio_p95_ci95'])} |")
     lines += ["", "Policy order by avg SCT, fastest first (emulation: mean over runs; `=`: exactly "
-              "equal; same: no pair the twin orders is reversed, pairs the twin ties aside):", "",
+              "equal, in registry order; same: no pair the twin orders is reversed or tied in "
+              "the emulation, pairs the twin ties aside):", "",
               "| experiment | scenario | fluid twin | emulation | same |", "|---|---|---|---|---|"]
     for _, r in ranks.iterrows():
         lines.append(f"| {r['experiment']} | {r['scenario']} | {r['fluid_order']} | "

@@ -24,6 +24,7 @@ import copy
 import hashlib
 import itertools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -247,12 +248,12 @@ def point_error(path: Path, tables: dict[str, dict[str, Any]],
     try:
         exp = build(ExperimentSection, tables["experiment"], "experiment")
         topo = build(TopologyConfig, tables["topology"], "topology")
+        if exp.trace and not (path.parent / exp.trace).resolve().exists():
+            return None
         workload = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
                     for seed in (exp.seeds[:1] if exp.trace else exp.seeds)][0]
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
-            if not tp.exists():
-                return None
             if str(tp) not in trace_hosts:
                 trace_hosts[str(tp)] = trace_file_hosts(tp)
             hosts = trace_hosts[str(tp)]
@@ -288,8 +289,10 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
                       " with --full" if full and data.get("full") else ""])
         error = point_error(path, tables, trace_hosts)
         if error is not None:
-            # named by its sweep point only where another point does not share the error
-            if pname and all(point_error(path, t, trace_hosts) == error for _, t in points):
+            # named by its sweep point unless it names no swept key and every point has it
+            if (pname and not any(re.search(rf"(?<![\w.]){re.escape(k)}(?![\w])", error)
+                                  for k in params)
+                    and all(point_error(path, t, trace_hosts) == error for _, t in points)):
                 at = " with --full" if full and data.get("full") else ""
             raise ConfigError(f"{path}: {error}{at}")
         exp = build(ExperimentSection, tables["experiment"], "experiment")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -500,14 +501,20 @@ def die_with_parent(parent_pid: int) -> None:
     (SIGKILL, or SIGTERM, which Python does not turn into a clean exit) leaves no worker
     behind: such a worker would finish the runs already handed to it and then wait for
     more forever. Its temporary run directory is cleared by the next run
-    (``interrupted_leftovers``). If the runner is already gone, exit at once. Elsewhere
-    than Linux, nothing is done."""
+    (``interrupted_leftovers``). If the runner is already gone, exit at once. Only for
+    workers the runner forks itself (``run_all``); elsewhere than Linux, nothing is done."""
     import ctypes
     import signal
+    import sys
+    if not sys.platform.startswith("linux"):
+        return
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                          ctypes.c_ulong]
         pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+        if prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0) != 0:
+            return
     except (OSError, AttributeError):
         return
     if os.getppid() != parent_pid:
@@ -562,8 +569,13 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
             for s in pooled:
                 done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         else:
-            with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent,
-                                     initargs=(os.getpid(),)) as pool:
+            # forked workers, so that their parent is the runner (die_with_parent)
+            fork = "fork" in multiprocessing.get_all_start_methods()
+            with ProcessPoolExecutor(
+                    max_workers=jobs,
+                    mp_context=multiprocessing.get_context("fork") if fork else None,
+                    initializer=die_with_parent if fork else None,
+                    initargs=(os.getpid(),) if fork else ()) as pool:
                 futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
                         for s in pooled}
                 for fut in as_completed(futs):

@@ -141,3 +141,12 @@ def test_ranking_shows_exact_twin_ties_and_ignores_their_order():
     per_run.loc[2, "avg_sct_emulated_s"] = 2.15
     r = ranking(per_run).iloc[0]
     assert r["emulation_order"] == "b < c < a" and not r["same"]
+    # a tie in the emulation where the twin orders the pair is not the same order, in
+    # either position of the pair
+    for slow in ("a", "c"):
+        twin = {"a": 2.0, "c": 2.0, slow: 3.0}
+        frame = pd.DataFrame({
+            "experiment": ["e"] * 2, "scenario": ["all"] * 2, "policy": ["a", "c"],
+            "avg_sct_twin_s": [twin["a"], twin["c"]], "avg_sct_emulated_s": [2.5, 2.5]})
+        r = ranking(frame).iloc[0]
+        assert r["emulation_order"] == "a = c" and not r["same"], slow

@@ -295,6 +295,13 @@ def test_a_bad_value_the_sweep_does_not_touch_names_no_sweep_point(tmp_path):
     with pytest.raises(ConfigError) as exc:
         load_experiment(cfg, full=False)
     assert str(exc.value) == f"{cfg}: workload.num_apps: must be >= 1 at the sweep point num_apps=0"
+    # the swept key bad at every point (or a sweep of one value): still named by the point
+    for values, point in (("[0, -1]", "num_apps=0"), ("[0]", "num_apps=0")):
+        cfg.write_text(cfg.read_text().replace('"workload.num_apps" = [2, 0]', f'"workload.num_apps" = {values}')
+                       .replace('"workload.num_apps" = [0, -1]', f'"workload.num_apps" = {values}'))
+        with pytest.raises(ConfigError) as exc:
+            load_experiment(cfg, full=False)
+        assert str(exc.value) == f"{cfg}: workload.num_apps: must be >= 1 at the sweep point {point}"
 
 
 

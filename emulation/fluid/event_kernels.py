@@ -7,8 +7,9 @@ that only complete flows.
   ``ClusterState``'s active-flow columns; both backends' states call it).
 - Many events in one call: ``flow_events`` under one class (fair sharing) and
   ``queue_events`` under several (strict priority), each step with the operations of the
-  Python path; they hand back to the engine at a timer, a coflow completion or nothing
-  finishing. Their re-allocation is ``emulation/fluid/refill_kernels.py`` (one class)
+  Python path; they hand back to the engine at a timer, a coflow completion, nothing
+  finishing, or before an event later than the caller's ``t_stop`` (a time before which
+  no byte wake-up of the policy can be due). Their re-allocation is ``emulation/fluid/refill_kernels.py`` (one class)
   and ``emulation/fluid/class_refill_kernels.py`` (several).
 
 Conventions as in ``emulation/fluid/allocation_kernels.py``: ``path_links`` (paths x P,
