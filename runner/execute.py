@@ -503,21 +503,8 @@ def die_with_parent(parent_pid: int) -> None:
     more forever. Its temporary run directory is cleared by the next run
     (``interrupted_leftovers``). If the runner is already gone, exit at once. Only for
     workers the runner forks itself (``run_all``); elsewhere than Linux, nothing is done."""
-    import ctypes
-    import signal
-    import sys
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                          ctypes.c_ulong]
-        pr_set_pdeathsig = 1
-        if prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0) != 0:
-            return
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent_pid:
+    from emulation.lifetime import set_parent_death_signal
+    if set_parent_death_signal() and os.getppid() != parent_pid:
         os._exit(1)
 
 

@@ -231,6 +231,69 @@ def test_sigint_midway_cleans_up(testbed_trace, tmp_path):
     assert "Traceback" not in err, err
 
 
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (zombies excluded), from /proc."""
+    from emulation.lifetime import process_start_ticks
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                continue
+            if ppid == pid and process_start_ticks(int(entry)) is not None:
+                kids.append(int(entry))
+    return kids
+
+
+def test_a_run_killed_outright_takes_its_processes_and_the_next_run_clears_its_links(
+        testbed_trace, tmp_path, monkeypatch):
+    """SIGKILL of a packet-level run mid-transfer: its tcpdump, scheduler and host shells
+    end with it (none runs 10 s later); the bridge and veth ends it made in the root
+    namespace and its socket directory stay, registered, until the next run clears them
+    and says so in one note; that run completes."""
+    from emulation.lifetime import process_start_ticks
+    from emulation.mininet import leftovers
+    monkeypatch.setenv("BEAMER_MININET_REGISTRY", str(tmp_path / "reg"))
+    env = {**os.environ, "BEAMER_MININET_REGISTRY": str(tmp_path / "reg")}
+    p = subprocess.Popen([PYTHON, "-m", "emulation.mininet", str(testbed_trace), "--policy", "beamer",
+                          "-o", str(tmp_path / "out")], cwd=REPO, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kids: list[int] = []
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not list((tmp_path / "out").glob("cap-*.pcap")):
+            time.sleep(0.1)
+        time.sleep(3.0)  # agents are moving bytes now
+        kids = _children(p.pid)
+        assert len(kids) >= 4  # host shells, tcpdumps, the scheduler
+        p.kill()
+        p.wait()
+        deadline = time.time() + 10
+        while any(process_start_ticks(k) is not None for k in kids) and time.time() < deadline:
+            time.sleep(0.1)
+        assert [k for k in kids if process_start_ticks(k) is not None] == []
+        (entry,) = (tmp_path / "reg").glob("*.json")
+        prefix = entry.stem
+        r = subprocess.run([PYTHON, "-m", "emulation.mininet", str(testbed_trace), "--policy",
+                            "fair", "--no-capture", "-o", str(tmp_path / "next")], cwd=REPO,
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        notes = [l for l in r.stderr.splitlines() if "interrupted packet-level run" in l]
+        assert len(notes) == 1 and f"network {prefix} of process {p.pid}" in notes[0], r.stderr
+        assert not [l for l in _links("bridge") | _links("veth") if l.startswith(prefix)]
+        assert list((tmp_path / "reg").glob("*.json")) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        for k in kids:  # its own children, should they have outlived it
+            if process_start_ticks(k) is not None:
+                os.kill(k, signal.SIGKILL)
+        leftovers.clear_dead()
+
+
 def test_the_command_line_applies_a_config_files_topology_and_scales(testbed_trace, tmp_path):
     """--config: the file's rate_scale and priority_classes reach the run (the emulated
     links run at link_rate_bps x rate_scale = 10e9 x 0.005 = 50 Mbit/s), its [workload]

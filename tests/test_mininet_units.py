@@ -4,6 +4,7 @@ qos.py (class -> TOS, HTB commands), scheduler_proc.py (the decision pushed to a
 and the FIFO-LM byte wake-up), protocol.py's line framing, run.py's trace scaling.
 Expected values are written out by hand from the documented scheme.
 """
+import json
 import socket
 
 import numpy as np
@@ -257,3 +258,32 @@ def test_queue_safe_classes_keep_the_order(pairs):
         for b in range(len(cls)):
             assert (cls[a] < cls[b]) == (out[a] < out[b])
             assert (cls[a] == cls[b]) == (out[a] == out[b])
+
+
+def test_the_registry_clears_only_the_networks_of_processes_that_no_longer_run(
+        tmp_path, monkeypatch):
+    """Three entries: this process's (still running: kept, its directory too), a dead
+    process's (its directory removed, the entry too; no link of this machine carries its
+    prefix, so none is deleted), and an unreadable one (left, and named)."""
+    import os
+    from emulation.mininet import leftovers
+    monkeypatch.setenv("BEAMER_MININET_REGISTRY", str(tmp_path / "reg"))
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    theirs.mkdir()
+    live = leftovers.register("bzz01", dirs=(str(mine),))
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)  # a process id that no longer runs
+    dead = tmp_path / "reg" / "bzz02.json"
+    dead.write_text(json.dumps({"prefix": "bzz02", "pid": pid, "start_ticks": 1,
+                                "dirs": [str(theirs)]}))
+    (tmp_path / "reg" / "bzz03.json").write_text("{not json")
+    lines = leftovers.clear_dead()
+    assert lines == [f"network bzz02 of process {pid}, which no longer runs: 0 links removed, "
+                     f"{theirs} removed",
+                     f"{tmp_path / 'reg' / 'bzz03.json'}: unreadable, left in place"]
+    assert live.exists() and mine.exists() and not dead.exists() and not theirs.exists()
+    leftovers.unregister(live)
+    assert not live.exists() and leftovers.clear_dead() == lines[1:]

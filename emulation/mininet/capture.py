@@ -58,6 +58,7 @@ from scapy.error import Scapy_Exception
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
 from emulation.compiled_trace import compile_trace
+from emulation.lifetime import parent_death_setter
 from emulation.ids import coflow_id as coflow_name, flow_id
 from emulation.mininet.protocol import DATA_PORT, HEADER
 
@@ -78,13 +79,17 @@ class Capture:
         self.ports = ports  # interface -> receiver ip
         self.drops: dict[str, int] = {}
         self._parsed: dict[str, Any] | None = None
+        die_with_run = parent_death_setter()
         for iface in ports:
             pcap = self.out_dir / f"cap-{iface}.pcap"
+            # -Z root: tcpdump keeps the user it starts as, which keeps the parent-death
+            # signal (a change of user id clears it): it ends with the run even if the run
+            # is killed outright
             self.procs[iface] = subprocess.Popen(
-                ["tcpdump", "-i", iface, "-s", "96", "-U", "--immediate-mode", "-n", "-w", str(pcap),
-                 bpf],
+                ["tcpdump", "-i", iface, "-s", "96", "-U", "--immediate-mode", "-n", "-Z", "root",
+                 "-w", str(pcap), bpf],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                preexec_fn=lambda: os.nice(CAPTURE_NICE))
+                preexec_fn=lambda: (os.nice(CAPTURE_NICE), die_with_run()))
 
     @classmethod
     def from_files(cls, out_dir: Path, ports: dict[str, str]) -> "Capture":

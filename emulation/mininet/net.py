@@ -12,15 +12,18 @@ initial receive buffer (``TCP_RMEM``), set in their own namespaces.
 Names carry a per-run prefix (``b<4 hex>``) so two runs cannot clash: bridges and the
 switch-side veth ends live in the root namespace. Hosts get 10.0.0.1.. in order.
 The network is never attached to a real interface; only the run's own PIDs are killed.
+Each network is registered while it exists (``leftovers.py``), so that what a process
+killed outright leaves is cleared by the next run.
 """
 from __future__ import annotations
 
 import os
 import secrets
 import shutil
-import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from emulation.mininet.leftovers import register, remove_links, unregister
 from emulation.mininet.qos import htb_commands
 from emulation.topology import Topology
 
@@ -52,6 +55,7 @@ class EmulatedNet:
     ips: dict[str, str]
     switch_ports: list[str] = field(default_factory=list)
     stopped: bool = False
+    entry: Path | None = None  # its registry entry (``leftovers.register``)
 
     def host(self, name: str):
         return self.hosts[name]
@@ -65,10 +69,14 @@ class EmulatedNet:
             self.net.stop()
         finally:
             remove_links(self.prefix)
+            if self.entry is not None:
+                unregister(self.entry)
 
 
-def build_net(topo: Topology, *, num_classes: int) -> EmulatedNet:
-    """Create and start the network; on any failure everything created is removed."""
+def build_net(topo: Topology, *, num_classes: int, dirs: tuple[str, ...] = ()) -> EmulatedNet:
+    """Create and start the network; on any failure everything created is removed. The
+    network (and ``dirs``, directories its caller owns) is registered first, so that the
+    next run clears it should this process be killed outright (``leftovers``)."""
     from mininet.link import Link
     from mininet.log import setLogLevel
     from mininet.net import Mininet
@@ -76,6 +84,7 @@ def build_net(topo: Topology, *, num_classes: int) -> EmulatedNet:
     from mininet.nodelib import LinuxBridge
     setLogLevel("error")
     prefix = f"b{secrets.token_hex(2)}"
+    entry = register(prefix, dirs=dirs)
     net = Mininet(controller=None, switch=LinuxBridge, host=Host, link=Link,
                   autoSetMacs=True, autoStaticArp=True, build=False, waitConnected=False)
     hosts, ips, sw = {}, {}, {}
@@ -115,22 +124,15 @@ def build_net(topo: Topology, *, num_classes: int) -> EmulatedNet:
             # late original of a segment the receiver still needs; without timestamps the
             # receiver's buffer autotuning lags, so it starts at 2 MB (docs/testbed.md, row 32)
             h.cmd(f"sysctl -qw net.ipv4.tcp_timestamps=0 'net.ipv4.tcp_rmem={TCP_RMEM}'")
-        return EmulatedNet(net=net, prefix=prefix, hosts=hosts, ips=ips, switch_ports=switch_ports)
+        return EmulatedNet(net=net, prefix=prefix, hosts=hosts, ips=ips, switch_ports=switch_ports,
+                           entry=entry)
     except BaseException:
         try:
             net.stop()
         finally:
             remove_links(prefix)
+            unregister(entry)
             raise
-
-
-def remove_links(prefix: str) -> None:
-    """Delete root-namespace links (bridges, veth ends) named with this run's prefix only."""
-    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        name = line.split(":", 2)[1].strip().split("@")[0]
-        if name.startswith(prefix):
-            subprocess.run(["ip", "link", "del", name], capture_output=True)
 
 
 def _shape(node, dev: str, rate_bps: float, num_classes: int) -> None:

@@ -24,7 +24,9 @@ the run goes on in the default class and run.json says ``degraded: true`` (with
 set a link down for a while; if an agent dies, a flow fails, or nothing progresses for
 ``stall_timeout_s``, the run stops with a one-line error. Teardown runs on every exit path
 (exceptions, SIGINT, SIGTERM): agents, scheduler, tcpdump (only PIDs started here),
-network, socket directory.
+network, socket directory. A run killed outright (SIGKILL) takes its processes with it
+(parent-death signal); what it leaves in the root namespace the next run clears
+(``emulation/mininet/leftovers.py``), with a note on stderr.
 """
 from __future__ import annotations
 
@@ -45,7 +47,9 @@ from typing import Any
 import numpy as np
 
 from emulation.ids import parse_coflow_id, parse_flow_id
+from emulation.lifetime import parent_death_setter
 from emulation.mininet.capture import Capture, capture_records, trace_flow_sizes
+from emulation.mininet.leftovers import clear_dead
 from emulation.mininet.net import build_net, require_root
 from emulation.mininet.protocol import LineChannel
 from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
@@ -129,6 +133,8 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         "policy": policy, "priority_classes": priority_classes, "release_at_zero": release_at_zero,
         "topology": to_dict(topo_scaled_cfg)}))
     state = ClusterState(scaled, topo, release_at_zero=release_at_zero)
+    for line in clear_dead():
+        print(f"note: cleared what an interrupted packet-level run left: {line}", file=sys.stderr)
     sock_dir = tempfile.mkdtemp(prefix="bmr-")
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     en = cap = sched = drv = None
@@ -136,7 +142,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     files: list[Any] = []  # log files handed to child processes
     chans: dict[str, LineChannel] = {}
     try:
-        en = build_net(topo, num_classes=priority_classes)
+        en = build_net(topo, num_classes=priority_classes, dirs=(sock_dir,))
         ip_of = en.ips
         ports = {}
         for h in topo.hosts:
@@ -151,10 +157,11 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         drv.bind(os.path.join(sock_dir, "driver.sock"))
         drv.listen(len(topo.hosts) + 4)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
+        die_with_run = parent_death_setter()
         sched = subprocess.Popen([sys.executable, "-m", "emulation.mininet.scheduler_proc",
                                   "--run-dir", str(out), "--sock-dir", sock_dir],
                                  cwd=REPO, env=env, stderr=_log_file(files, out / "scheduler.log"),
-                                 preexec_fn=lambda: os.nice(SCHEDULER_NICE))
+                                 preexec_fn=lambda: (os.nice(SCHEDULER_NICE), die_with_run()))
         # the scheduler binds its socket after its warm-up (numba kernels: seconds when cold)
         _wait_for(lambda: os.path.exists(os.path.join(sock_dir, "sched.sock")), 120,
                   "the scheduler process did not start (see scheduler.log)", sched)
