@@ -34,9 +34,9 @@ added there runs in every such experiment, and the runs made before it stay done
 ``[full]`` (dotted key -> value, applied with ``--full``). Every run writes
 ``<results dir>/<experiment>/<run name>/`` atomically (temp dir, then rename) with the
 records and ``run_config.json``; a rerun skips runs whose directory holds the same config
-hash, so an interrupted suite resumes where it stopped (a runner's worker processes end
-with it, even when it is killed outright; what a runner killed on this machine left is
-cleared by the next run: a whole run it had not yet renamed into place,
+hash, so an interrupted suite resumes where it stopped (on Linux the ``--jobs`` worker
+processes end with the runner, even when it is killed outright; what a runner killed on
+this machine left is cleared by the next run: a whole run it had not yet renamed into place,
 or had renamed aside while replacing it, is put back, its other temporary directories
 and files are removed). A directory that holds a
 different run (another config hash: the config changed) is replaced only with

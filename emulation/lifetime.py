@@ -11,6 +11,7 @@ processes.
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import sys
 
@@ -18,12 +19,15 @@ PR_SET_PDEATHSIG = 1
 
 
 def parent_death_setter(sig: int = signal.SIGTERM):
-    """A function that asks the kernel to send ``sig`` to the calling process when its
-    parent dies and returns True (False where that is not available: not Linux, no
-    ``prctl``). The C function is looked up here, in the parent, so that the returned
-    function, given as a ``subprocess`` ``preexec_fn``, only calls it in the child (no
-    library loading between fork and exec). The setting survives ``exec`` but not a change
-    of user id (a program that drops privileges loses it)."""
+    """A function that asks the kernel to send ``sig`` to the calling process when the
+    thread that created it exits (its parent process, for a single-threaded parent or its
+    main thread) and returns True (False where that is not available: not Linux, no
+    ``prctl``). Made in the parent and given as a ``subprocess`` ``preexec_fn``: the C
+    function is looked up in the parent (no library loading between fork and exec), and a
+    child whose parent died before the call (it would never get the signal) exits at
+    once. The setting survives ``exec`` but not a change of user id (a program that drops
+    privileges loses it)."""
+    owner = os.getpid()
     prctl = None
     if sys.platform.startswith("linux"):
         try:
@@ -34,7 +38,11 @@ def parent_death_setter(sig: int = signal.SIGTERM):
             prctl = None
 
     def set_it() -> bool:
-        return prctl is not None and prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+        if prctl is None or prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            return False
+        if os.getpid() != owner and os.getppid() != owner:
+            os._exit(1)  # the parent died between fork and prctl
+        return True
     return set_it
 
 

@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -247,7 +248,9 @@ _LEFTOVER = re.compile(r"^\.(?:tmp-|old-)(?P<name>.+)-(?P<pid>\d+)$|^\..+\.(?P<f
 
 def _pid_running(pid: int) -> bool:
     """True if a process with this id runs on this machine (whoever owns it); a zombie
-    (exited, not yet reaped by its parent: /proc/<pid>/stat state Z) does not run."""
+    (exited, not yet reaped by its parent: ``lifetime.process_start_ticks`` finds its
+    ``/proc`` entry but no running process) does not run."""
+    from emulation.lifetime import process_start_ticks
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -256,11 +259,7 @@ def _pid_running(pid: int) -> bool:
         pass
     except (OverflowError, ValueError):
         return False  # no such process id can exist
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True  # no /proc (not Linux) or unreadable: os.kill found it
+    return not (os.path.exists(f"/proc/{pid}/stat") and process_start_ticks(pid) is None)
 
 
 def interrupted_leftovers(results: Path) -> list[Path]:
@@ -557,7 +556,7 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
                 done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         else:
             # forked workers, so that their parent is the runner (die_with_parent)
-            fork = "fork" in multiprocessing.get_all_start_methods()
+            fork = sys.platform.startswith("linux")
             with ProcessPoolExecutor(
                     max_workers=jobs,
                     mp_context=multiprocessing.get_context("fork") if fork else None,

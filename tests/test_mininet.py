@@ -276,13 +276,19 @@ def test_a_run_killed_outright_takes_its_processes_and_the_next_run_clears_its_l
         assert [k for k in kids if process_start_ticks(k) is not None] == []
         (entry,) = (tmp_path / "reg").glob("*.json")
         prefix = entry.stem
+        left = sorted(l for l in _links("bridge") | _links("veth") if l.startswith(prefix))
+        (sock_dir,) = json.loads(entry.read_text())["dirs"]
+        assert left and os.path.isdir(sock_dir)  # what the kill left, before the next run
         r = subprocess.run([PYTHON, "-m", "emulation.mininet", str(testbed_trace), "--policy",
                             "fair", "--no-capture", "-o", str(tmp_path / "next")], cwd=REPO,
                            env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
         notes = [l for l in r.stderr.splitlines() if "interrupted packet-level run" in l]
-        assert len(notes) == 1 and f"network {prefix} of process {p.pid}" in notes[0], r.stderr
+        assert len(notes) == 1 and notes[0].endswith(
+            f"network {prefix} of process {p.pid}, which no longer runs: {len(left)} links "
+            f"removed, {sock_dir} removed"), r.stderr
         assert not [l for l in _links("bridge") | _links("veth") if l.startswith(prefix)]
+        assert not os.path.exists(sock_dir)
         assert list((tmp_path / "reg").glob("*.json")) == []
     finally:
         if p.poll() is None:

@@ -1,7 +1,8 @@
 """The packet-level backend's pure functions, without root or Mininet.
 
 qos.py (class -> TOS, HTB commands), scheduler_proc.py (the decision pushed to agents
-and the FIFO-LM byte wake-up), protocol.py's line framing, run.py's trace scaling.
+and the FIFO-LM byte wake-up), protocol.py's line framing, run.py's trace scaling,
+leftovers.py's registry of live networks.
 Expected values are written out by hand from the documented scheme.
 """
 import json
@@ -262,28 +263,72 @@ def test_queue_safe_classes_keep_the_order(pairs):
 
 def test_the_registry_clears_only_the_networks_of_processes_that_no_longer_run(
         tmp_path, monkeypatch):
-    """Three entries: this process's (still running: kept, its directory too), a dead
-    process's (its directory removed, the entry too; no link of this machine carries its
-    prefix, so none is deleted), and an unreadable one (left, and named)."""
+    """Entries of: this process (still running: kept), a process that no longer runs, a
+    live process id recorded with another start time (the id was reused: its run is gone),
+    a zombie (exited, not reaped); each of the last three has its links removed (by its own
+    prefix only), its socket directory removed and its entry dropped. An unreadable entry
+    and one whose prefix is not of the backend's shape are left in place and named."""
     import os
+    import tempfile
+    from emulation.lifetime import process_start_ticks
     from emulation.mininet import leftovers
     monkeypatch.setenv("BEAMER_MININET_REGISTRY", str(tmp_path / "reg"))
-    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
-    mine.mkdir()
-    theirs.mkdir()
-    live = leftovers.register("bzz01", dirs=(str(mine),))
-    pid = os.fork()
-    if pid == 0:
+    removed = []
+    monkeypatch.setattr(leftovers, "remove_links", lambda p: removed.append(p) or [p + "s0"])
+    monkeypatch.setattr(leftovers, "_link_names", lambda: [])
+    socks = {k: tempfile.mkdtemp(prefix=leftovers.SOCK_DIR_PREFIX) for k in "abcd"}
+    prefix, live = leftovers.claim(dirs=(socks["a"],))
+    reg = tmp_path / "reg"
+    gone = os.fork()
+    if gone == 0:
         os._exit(0)
-    os.waitpid(pid, 0)  # a process id that no longer runs
-    dead = tmp_path / "reg" / "bzz02.json"
-    dead.write_text(json.dumps({"prefix": "bzz02", "pid": pid, "start_ticks": 1,
-                                "dirs": [str(theirs)]}))
-    (tmp_path / "reg" / "bzz03.json").write_text("{not json")
-    lines = leftovers.clear_dead()
-    assert lines == [f"network bzz02 of process {pid}, which no longer runs: 0 links removed, "
-                     f"{theirs} removed",
-                     f"{tmp_path / 'reg' / 'bzz03.json'}: unreadable, left in place"]
-    assert live.exists() and mine.exists() and not dead.exists() and not theirs.exists()
+    os.waitpid(gone, 0)  # a process id that no longer runs
+    zombie = os.fork()
+    if zombie == 0:
+        os._exit(0)
+    os.waitid(os.P_PID, zombie, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+    try:
+        entries = {"b0002": (gone, 1, "b"),
+                   "b0003": (os.getpid(), process_start_ticks(os.getpid()) + 1, "c"),
+                   "b0004": (zombie, 1, "d")}
+        for p, (pid, ticks, d) in entries.items():
+            (reg / f"{p}.json").write_text(json.dumps(
+                {"prefix": p, "pid": pid, "start_ticks": ticks, "dirs": [socks[d]]}))
+        (reg / "b0005.json").write_text("{not json")
+        (reg / "eth.json").write_text(json.dumps({"prefix": "eth", "pid": gone, "dirs": []}))
+        lines = leftovers.clear_dead()
+    finally:
+        os.waitpid(zombie, 0)
+    assert lines == [
+        f"network b0002 of process {gone}, which no longer runs: 1 links removed, {socks['b']} removed",
+        f"network b0003 of process {os.getpid()}, which no longer runs: 1 links removed, "
+        f"{socks['c']} removed",
+        f"network b0004 of process {zombie}, which no longer runs: 1 links removed, "
+        f"{socks['d']} removed",
+        f"{reg / 'b0005.json'}: unreadable, left in place",
+        f"{reg / 'eth.json'}: not an entry this backend writes, left in place"]
+    assert removed == ["b0002", "b0003", "b0004"]
+    assert live.exists() and os.path.isdir(socks["a"]) and prefix not in removed
+    assert not any(os.path.exists(socks[d]) for d in "bcd")
+    assert sorted(p.name for p in reg.glob("*.json")) == sorted([live.name, "b0005.json", "eth.json"])
     leftovers.unregister(live)
-    assert not live.exists() and leftovers.clear_dead() == lines[1:]
+    os.rmdir(socks["a"])
+
+
+def test_a_registry_entry_names_only_socket_directories_and_claims_a_fresh_prefix(
+        tmp_path, monkeypatch):
+    import tempfile
+    from emulation.mininet import leftovers
+    monkeypatch.setenv("BEAMER_MININET_REGISTRY", str(tmp_path / "reg"))
+    for bad in ("/tmp/bmr-x", ("/",), (str(tmp_path),)):  # a string, not a socket dir
+        with pytest.raises(ValueError):
+            leftovers.claim(dirs=bad)
+    draws = iter(["aaaa", "aaaa", "bbbb", "cccc"])
+    monkeypatch.setattr(leftovers.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr(leftovers, "_link_names", lambda: ["bbbbbs0"])  # another network's
+    first, e1 = leftovers.claim()
+    second, e2 = leftovers.claim()  # aaaa is registered, bbbb has links: cccc
+    assert (first, second) == ("baaaa", "bcccc") and e1.exists() and e2.exists()
+    assert (tmp_path / "reg").stat().st_mode & 0o777 == 0o700
+    with pytest.raises(ValueError):
+        leftovers.remove_links("eth")

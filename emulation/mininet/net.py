@@ -9,8 +9,9 @@ queues of ``qos.py`` at the link's ``rate_bps`` (times the run's rate scale). Of
 Hosts use a 5 ms minimum retransmission timeout, TCP without timestamps and a 2 MB
 initial receive buffer (``TCP_RMEM``), set in their own namespaces.
 
-Names carry a per-run prefix (``b<4 hex>``) so two runs cannot clash: bridges and the
-switch-side veth ends live in the root namespace. Hosts get 10.0.0.1.. in order.
+Names carry a per-run prefix (``b<4 hex>``, claimed in the registry of ``leftovers.py``, so
+two runs on one machine cannot clash): bridges and the switch-side veth ends live in the
+root namespace. Hosts get 10.0.0.1.. in order.
 The network is never attached to a real interface; only the run's own PIDs are killed.
 Each network is registered while it exists (``leftovers.py``), so that what a process
 killed outright leaves is cleared by the next run.
@@ -18,12 +19,11 @@ killed outright leaves is cleared by the next run.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emulation.mininet.leftovers import register, remove_links, unregister
+from emulation.mininet.leftovers import claim, remove_links, unregister
 from emulation.mininet.qos import htb_commands
 from emulation.topology import Topology
 
@@ -55,7 +55,8 @@ class EmulatedNet:
     ips: dict[str, str]
     switch_ports: list[str] = field(default_factory=list)
     stopped: bool = False
-    entry: Path | None = None  # its registry entry (``leftovers.register``)
+    entry: Path | None = None  # its registry entry (``leftovers.claim``)
+    dirs: tuple[str, ...] = ()  # the caller's directories registered with it
 
     def host(self, name: str):
         return self.hosts[name]
@@ -69,26 +70,29 @@ class EmulatedNet:
             self.net.stop()
         finally:
             remove_links(self.prefix)
+            for d in self.dirs:
+                shutil.rmtree(d, ignore_errors=True)
             if self.entry is not None:
                 unregister(self.entry)
 
 
 def build_net(topo: Topology, *, num_classes: int, dirs: tuple[str, ...] = ()) -> EmulatedNet:
     """Create and start the network; on any failure everything created is removed. The
-    network (and ``dirs``, directories its caller owns) is registered first, so that the
-    next run clears it should this process be killed outright (``leftovers``)."""
+    network (and ``dirs``, socket directories its caller made, removed with it by
+    ``EmulatedNet.stop``) is registered first, so that the next run clears it should this
+    process be killed outright (``leftovers``)."""
     from mininet.link import Link
     from mininet.log import setLogLevel
     from mininet.net import Mininet
     from mininet.node import Host
     from mininet.nodelib import LinuxBridge
     setLogLevel("error")
-    prefix = f"b{secrets.token_hex(2)}"
-    entry = register(prefix, dirs=dirs)
-    net = Mininet(controller=None, switch=LinuxBridge, host=Host, link=Link,
-                  autoSetMacs=True, autoStaticArp=True, build=False, waitConnected=False)
+    prefix, entry = claim(dirs=dirs)
+    net = None
     hosts, ips, sw = {}, {}, {}
     try:
+        net = Mininet(controller=None, switch=LinuxBridge, host=Host, link=Link,
+                      autoSetMacs=True, autoStaticArp=True, build=False, waitConnected=False)
         for i, h in enumerate(topo.hosts):
             ip = f"10.0.{(i + 1) // 250}.{(i + 1) % 250 + 1}"
             hosts[h] = net.addHost(f"{prefix}{h}", ip=f"{ip}/16")
@@ -125,10 +129,11 @@ def build_net(topo: Topology, *, num_classes: int, dirs: tuple[str, ...] = ()) -
             # receiver's buffer autotuning lags, so it starts at 2 MB (docs/testbed.md, row 32)
             h.cmd(f"sysctl -qw net.ipv4.tcp_timestamps=0 'net.ipv4.tcp_rmem={TCP_RMEM}'")
         return EmulatedNet(net=net, prefix=prefix, hosts=hosts, ips=ips, switch_ports=switch_ports,
-                           entry=entry)
+                           entry=entry, dirs=tuple(dirs))
     except BaseException:
         try:
-            net.stop()
+            if net is not None:
+                net.stop()
         finally:
             remove_links(prefix)
             unregister(entry)

@@ -49,7 +49,7 @@ import numpy as np
 from emulation.ids import parse_coflow_id, parse_flow_id
 from emulation.lifetime import parent_death_setter
 from emulation.mininet.capture import Capture, capture_records, trace_flow_sizes
-from emulation.mininet.leftovers import clear_dead
+from emulation.mininet.leftovers import SOCK_DIR_PREFIX, clear_dead
 from emulation.mininet.net import build_net, require_root
 from emulation.mininet.protocol import LineChannel
 from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
@@ -135,7 +135,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     state = ClusterState(scaled, topo, release_at_zero=release_at_zero)
     for line in clear_dead():
         print(f"note: cleared what an interrupted packet-level run left: {line}", file=sys.stderr)
-    sock_dir = tempfile.mkdtemp(prefix="bmr-")
+    sock_dir = tempfile.mkdtemp(prefix=SOCK_DIR_PREFIX)
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     en = cap = sched = drv = None
     agents: dict[str, Any] = {}
