@@ -86,6 +86,10 @@ class ExperimentSection:
                 raise ConfigError(f"{where}.policies: unknown policy {p!r}; known: {', '.join(POLICIES)}")
         if self.policies == () or not self.seeds:
             raise ConfigError(f"{where}: policies and seeds must not be empty")
+        for key, values in (("policies", self.policies or ()), ("seeds", self.seeds)):
+            twice = sorted({v for v in values if list(values).count(v) > 1})
+            if twice:
+                raise ConfigError(f"{where}.{key}: {', '.join(map(repr, twice))} listed twice")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
         if self.backend == "mininet" and self.realloc != "policy":
@@ -388,6 +392,10 @@ def sweep_points(path: Path, data: dict[str, Any], *, full: bool
     for k, vals in sweep.items():
         if not isinstance(vals, list) or not vals:
             raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
+        shown = [json.dumps(v, sort_keys=True) for v in vals]
+        twice = sorted({s for s in shown if shown.count(s) > 1})
+        if twice:
+            raise ConfigError(f"{path} [sweep]: '{k}' lists {', '.join(twice)} twice")
     keys = sorted(sweep)
     points = []
     for combo in itertools.product(*(sweep[k] for k in keys)):
@@ -409,7 +417,7 @@ def check_workload_keys(path: Path, workload_tables: list[dict[str, Any]]) -> No
         later = unread_workload_keys(table)
         unread = {k: why for k, why in unread.items() if k in later}
     if unread:
-        every = " at every sweep point" if len(workload_tables) > 1 else ""
+        every = " at any sweep point" if len(workload_tables) > 1 else ""
         raise ConfigError(f"{path}: set but not read{every}: "
                           + "; ".join(f"{k} ({why})" for k, why in unread.items())
                           + f"; remove {'it' if len(unread) == 1 else 'them'} (the keys "
@@ -423,6 +431,11 @@ def collect_specs(configs: list[Path], *, full: bool, backend: str
     printed, not recorded). ConfigError on any bad config (a key, a value, a topology
     short of the trace's hosts), before anything runs."""
     specs, notes, config_notes = [], [], []
+    spec_paths: list[Path] = []  # the file each run comes from
+    resolved = [Path(p).resolve() for p in configs]
+    for p, r in zip(configs, resolved):
+        if resolved.count(r) > 1:
+            raise ConfigError(f"{p}: given twice")
     for path in configs:
         file_specs, file_notes = expand_experiment(path, full=full)
         config_notes += file_notes
@@ -430,9 +443,18 @@ def collect_specs(configs: list[Path], *, full: bool, backend: str
             if backend != "both" and s.backend != backend:
                 continue
             specs.append(s)
-    names = [(s.experiment, s.name) for s in specs]
-    if len(set(names)) != len(names):
-        raise ConfigError("two runs share a name: experiment names must be unique")
+            spec_paths.append(path)
+    seen: dict[tuple[str, str], Path] = {}
+    for s, path in zip(specs, spec_paths):
+        key = (s.experiment, s.name)
+        if key not in seen:
+            seen[key] = path
+        elif seen[key] != path:
+            raise ConfigError(f"{seen[key]} and {path}: both make the run {s.experiment}/{s.name}: "
+                              "give each file its own [experiment] name")
+        else:
+            raise ConfigError(f"{path}: two of its runs are named {s.experiment}/{s.name} "
+                              "(sweep values that are written alike?)")
     mininet = [s for s in specs if s.backend == "mininet"]
     if mininet:
         from emulation import mininet_available

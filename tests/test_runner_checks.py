@@ -555,7 +555,7 @@ def test_unread_workload_keys():
     ('algorithm = "sha"\nasha_num_trials = 9', '"workload.algorithm" = ["sha", "asha"]', None),
     # the swept key itself is read at no point
     ('algorithm = "sha"', '"workload.asha_num_trials" = [9, 27]',
-     f"set but not read at every sweep point: workload.asha_num_trials ({SHA_READS})"),
+     f"set but not read at any sweep point: workload.asha_num_trials ({SHA_READS})"),
     ("ps_servers = 2", '"workload.sync_pattern" = ["ring", "ps"]', None),
     ('algorithm = "mix"\ntenants = [{ algorithm = "random", eta = 2 }]', "",
      "set but not read: workload.max_resource (no tenant's algorithm reads it); "
@@ -582,3 +582,51 @@ def test_every_committed_experiment_sets_only_keys_it_reads():
     for path in sorted((REPO / "experiments").glob("*.toml")):
         for full in (False, True):
             assert load_experiment(path, full=full), path
+
+
+@pytest.mark.parametrize("edit,message", [
+    (("seeds = [1]", "seeds = [1, 2, 1]"), "experiment.seeds: 1 listed twice"),
+    (('policies = ["fair"]', 'policies = ["fair", "beamer", "fair"]'),
+     "experiment.policies: 'fair' listed twice"),
+    (("", '[sweep]\n"workload.num_apps" = [2, 3, 2]\n'),
+     "[sweep]: 'workload.num_apps' lists 2 twice"),
+])
+def test_a_value_listed_twice_is_named_with_its_file_and_key(tmp_path, edit, message):
+    from runner.config import collect_specs
+    from workloads.config import ConfigError
+    cfg = write(tmp_path)
+    old, new = edit
+    cfg.write_text(cfg.read_text().replace(old, new, 1) if old else cfg.read_text() + new)
+    with pytest.raises(ConfigError) as exc:
+        collect_specs([cfg], full=False, backend="fluid")
+    assert str(exc.value).startswith(str(cfg)) and str(exc.value).endswith(message)
+
+
+def test_two_files_making_the_same_runs_are_both_named(tmp_path):
+    from runner.config import collect_specs
+    from workloads.config import ConfigError
+    a = write(tmp_path)
+    b = tmp_path / "two.toml"
+    b.write_text(a.read_text())
+    with pytest.raises(ConfigError) as exc:
+        collect_specs([a, b], full=False, backend="fluid")
+    assert str(exc.value) == (f"{a} and {b}: both make the run one/policy=fair,seed=1: give "
+                              "each file its own [experiment] name")
+    with pytest.raises(ConfigError) as exc:
+        collect_specs([a, a], full=False, backend="fluid")
+    assert str(exc.value) == f"{a}: given twice"
+
+
+def test_a_bad_value_a_tenant_inherits_is_named_where_it_is_written():
+    from workloads.config import ConfigError, build
+    from workloads.generator import WorkloadConfig
+    table = {"algorithm": "mix", "num_hosts": 16, "gpu_mix": {"2": 1.0, "32": 1.0},
+             "tenants": [{"algorithm": "sha", "weight": 1.0}]}
+    with pytest.raises(ConfigError) as exc:
+        build(WorkloadConfig, table, "workload")
+    assert str(exc.value) == "workload.gpu_mix.32: needs 32 hosts but num_hosts = 16"
+    table = {**table, "gpu_mix": {"2": 1.0}, "tenants": [{"algorithm": "sha", "weight": 1.0,
+                                                         "eta": 1}]}
+    with pytest.raises(ConfigError) as exc:  # a tenant's own bad value: named in the tenant
+        build(WorkloadConfig, table, "workload")
+    assert str(exc.value) == "workload.tenants[0].eta: must be >= 2"

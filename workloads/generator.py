@@ -138,9 +138,6 @@ class WorkloadConfig:
                 bad("tenants", 'algorithm = "mix" needs at least one tenant')
             if sum(t.weight for t in self.tenants) <= 0:
                 bad("tenants", "weights sum to 0")
-            for i, t in enumerate(self.tenants):
-                dataclasses.replace(self, tenants=(), **t.overrides()).check(
-                    f"{where}.tenants[{i}]")
         elif self.tenants:
             bad("tenants", f'is only read with algorithm = "mix" (algorithm = "{self.algorithm}")')
         if not self.models:
@@ -166,6 +163,10 @@ class WorkloadConfig:
                 bad(f"gpu_mix.{k}", f"needs {int(k) + extra} hosts but num_hosts = {self.num_hosts}")
         if sum(self.models.values()) <= 0 or sum(self.gpu_mix.values()) <= 0:
             bad("models" if sum(self.models.values()) <= 0 else "gpu_mix", "weights sum to 0")
+        # each tenant: the table's values with its own; checked after the table's, so a
+        # bad value the tenant inherits is named where it is written
+        for i, t in enumerate(self.tenants if self.algorithm == "mix" else ()):
+            dataclasses.replace(self, tenants=(), **t.overrides()).check(f"{where}.tenants[{i}]")
 
 
 def unread_workload_keys(table: Mapping[str, Any], where: str = "workload") -> dict[str, str]:
