@@ -506,6 +506,14 @@ def test_reference_flag_of_the_runner(tmp_path):
     assert r.returncode == 0, r.stderr
     text = (out / "summary.md").read_text()
     assert "`fair` (set with `--reference`)" in text and "## fair's reduction" in text
+    # the check against Sincronia and Varys: fair vs sincronia (varys did not run); with
+    # sincronia as the reference nothing is left to check, and the summary says why
+    assert "## fair vs sincronia across the fluid experiments" in text
+    from analysis.report import make_report
+    text = make_report(out, reference="sincronia").read_text()
+    assert "## sincronia vs" not in text and (
+        "(No check of sincronia against varys across the fluid experiments: varys did not "
+        "run here; the check compares the reference with sincronia and varys.)") in text
 
 
 def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
