@@ -70,3 +70,20 @@ def small_hyperband_trace(seed: int):
         "seed": seed, "num_apps": 3, "algorithm": "hyperband", "max_resource": 9, "eta": 3,
         "iterations_per_unit": 2, "gpu_mix": {"2": 1, "4": 1}, "models": {"resnet50": 1},
         "num_hosts": 16, "arrival_rate_per_s": 0.2}, "workload"))
+
+
+def child_pids(pid: int) -> list[int]:
+    """Live processes (zombies excluded) whose parent is ``pid``, from /proc."""
+    import os
+    from emulation.lifetime import process_start_ticks
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                continue
+            if ppid == pid and process_start_ticks(int(entry)) is not None:
+                kids.append(int(entry))
+    return kids

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import PYTHON, REPO
+from tests.helpers import child_pids
 
 pytestmark = [
     pytest.mark.mininet,
@@ -231,22 +232,6 @@ def test_sigint_midway_cleans_up(testbed_trace, tmp_path):
     assert "Traceback" not in err, err
 
 
-def _children(pid: int) -> list[int]:
-    """Live processes whose parent is ``pid`` (zombies excluded), from /proc."""
-    from emulation.lifetime import process_start_ticks
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                continue
-            if ppid == pid and process_start_ticks(int(entry)) is not None:
-                kids.append(int(entry))
-    return kids
-
-
 def test_a_run_killed_outright_takes_its_processes_and_the_next_run_clears_its_links(
         testbed_trace, tmp_path, monkeypatch):
     """SIGKILL of a packet-level run mid-transfer: its tcpdump, scheduler and host shells
@@ -266,7 +251,7 @@ def test_a_run_killed_outright_takes_its_processes_and_the_next_run_clears_its_l
         while time.time() < deadline and not list((tmp_path / "out").glob("cap-*.pcap")):
             time.sleep(0.1)
         time.sleep(3.0)  # agents are moving bytes now
-        kids = _children(p.pid)
+        kids = child_pids(p.pid)
         assert len(kids) >= 4  # host shells, tcpdumps, the scheduler
         p.kill()
         p.wait()

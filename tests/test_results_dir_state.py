@@ -4,6 +4,7 @@ import json
 import shutil
 import subprocess
 
+from tests.helpers import child_pids
 from tests.test_runner_checks import executed, runner, write
 
 
@@ -153,28 +154,9 @@ def test_a_changed_tenant_is_named_by_its_index():
                                     "w.tenants[1].a": None, "seeds": [1, 2], "empty": []}
 
 
-def _children(pid: int) -> list[int]:
-    """Live (not zombie) processes whose parent is ``pid``, from /proc."""
-    import os
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
-                kids.append(int(entry))
-    return kids
-
-
 def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    from emulation.lifetime import process_start_ticks
+    return process_start_ticks(pid) is not None
 
 
 def test_workers_die_with_a_runner_killed_outright_and_a_rerun_completes(tmp_path):
@@ -199,7 +181,7 @@ def test_workers_die_with_a_runner_killed_outright_and_a_rerun_completes(tmp_pat
         deadline = time.time() + 120
         while not list(out.glob("kill/.tmp-*")) and time.time() < deadline:
             time.sleep(0.05)
-        workers = _children(proc.pid)
+        workers = child_pids(proc.pid)
         assert list(out.glob("kill/.tmp-*")) and len(workers) == 2, "no run started in 120 s"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -223,7 +223,7 @@ class FluidSimulator:
             size = st.tmpl_size[st.c_tmpl[cid]]
             sent = size - st.a_rem[m].sum()
             bound = st.cap[np.unique(st.path_links[st.a_pid[m], 0])].sum()  # bytes/s
-            margin = (st.a_tol[m].sum() + m.sum() * st.cap[: st.L].max() * EPS_T
+            margin = (st.a_tol[m].sum() + m.sum() * st.cap[: st.L].max(initial=0.0) * EPS_T
                       + 1e-6 * (size + abs(thr)) + 1.0)
             gap = thr - sent - margin
             if not gap > 0 or not np.isfinite(bound):
