@@ -6,6 +6,7 @@ leftovers.py's registry of live networks.
 Expected values are written out by hand from the documented scheme.
 """
 import json
+import shutil
 import socket
 
 import numpy as np
@@ -262,7 +263,7 @@ def test_queue_safe_classes_keep_the_order(pairs):
 
 
 def test_the_registry_clears_only_the_networks_of_processes_that_no_longer_run(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, request):
     """Entries of: this process (still running: kept), a process that no longer runs, a
     live process id recorded with another start time (the id was reused: its run is gone),
     a zombie (exited, not reaped); each of the last three has its links removed (by its own
@@ -277,6 +278,7 @@ def test_the_registry_clears_only_the_networks_of_processes_that_no_longer_run(
     monkeypatch.setattr(leftovers, "remove_links", lambda p: removed.append(p) or [p + "s0"])
     monkeypatch.setattr(leftovers, "_link_names", lambda: [])
     socks = {k: tempfile.mkdtemp(prefix=leftovers.SOCK_DIR_PREFIX) for k in "abcd"}
+    request.addfinalizer(lambda: [shutil.rmtree(d, ignore_errors=True) for d in socks.values()])
     prefix, live = leftovers.claim(dirs=(socks["a"],))
     reg = tmp_path / "reg"
     gone = os.fork()
@@ -312,7 +314,6 @@ def test_the_registry_clears_only_the_networks_of_processes_that_no_longer_run(
     assert not any(os.path.exists(socks[d]) for d in "bcd")
     assert sorted(p.name for p in reg.glob("*.json")) == sorted([live.name, "b0005.json", "eth.json"])
     leftovers.unregister(live)
-    os.rmdir(socks["a"])
 
 
 def test_a_registry_entry_names_only_socket_directories_and_claims_a_fresh_prefix(
