@@ -55,10 +55,11 @@ mistyped key, a value out of range (also one that ``[sweep]`` replaces at every 
 a ``[workload]`` key no tuner of the file reads at
 any sweep point (``asha_num_trials`` with ``algorithm = "sha"``, in a tenant too), or a
 topology short of the trace's hosts (``[topology] num_hosts`` below ``[workload]
-num_hosts``; leave it out and the topology takes the trace's count). A leaf-spine whose
-``hosts_per_leaf`` does not divide the host count fills its last leaf up with hosts no
-flow uses (16 hosts, 5 per leaf: 4 leaves, 20 hosts, h16..h19 idle, and the last leaf's
-uplinks sized for 5 hosts): a ``note:`` line on stderr names them. A run that fails
+num_hosts``; leave it out and the topology takes the trace's count). Hosts no flow uses
+are named in a ``note:`` line on stderr: those of a ``[topology] num_hosts`` above the
+trace's, and those a leaf-spine adds when its ``hosts_per_leaf`` does not divide the host
+count (16 hosts, 5 per leaf: 4 leaves, 20 hosts, h16..h19 idle, and the last leaf's
+uplinks sized for 5 hosts). A run that fails
 inside (an error in the simulator) leaves no run directory: its temporary directory is
 removed, an older run of the same name is kept, and a rerun runs it again; the traces
 and bounds already made under ``<experiment>/traces/`` are whole files and are reused.
@@ -97,8 +98,8 @@ from pathlib import Path
 
 from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
 from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
-                            interrupted_leftovers, label_changes, put_back_plan, relabel,
-                            resolved_realloc, run_all, run_status, stale_runs)
+                            interrupted_leftovers, label_changes, put_back_plan, recorded_policies,
+                            relabel, resolved_realloc, run_all, run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -249,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--sample must be >= 0")
     if args.sample and not args.verify:
         ap.error("--sample needs --verify")
+    shaping = [o for o, v in (("--reference", args.reference), ("--cdf", args.cdf)) if v]
+    if shaping and (args.no_analysis or args.verify):
+        skip = "--no-analysis skips" if args.no_analysis else "--verify does not make"
+        ap.error(f"{' and '.join(shaping)} {'shapes' if len(shaping) == 1 else 'shape'} the "
+                 f"analysis, which {skip}")
     if args.verify:
         target = (args.out or default_out(args.config, full=args.full)).resolve()
         if not target.is_dir():
@@ -273,10 +279,12 @@ def main(argv: list[str] | None = None) -> int:
             notes = [n + (f"; the {kept} packet-level runs already in this directory are "
                           "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
                      for n in notes]
-    if args.reference is not None and args.reference not in {s.policy for s in specs}:
-        print(f"error: --reference {args.reference}: not a policy of these runs "
-              f"({', '.join(sorted({s.policy for s in specs}))})", file=sys.stderr)
-        return 2
+    if args.reference is not None:
+        known = {s.policy for s in specs} | recorded_policies(out)
+        if args.reference not in known:
+            print(f"error: --reference {args.reference}: not a policy of these runs or of "
+                  f"{where} ({', '.join(sorted(known))})", file=sys.stderr)
+            return 2
     if args.cdf and "all" not in args.cdf:
         known = {s.experiment for s in specs} | {r.parent.name for r in committed_runs(out)}
         unknown = [e for e in args.cdf if e not in known]

@@ -5,7 +5,7 @@ Owns the tables of an experiment file (``TABLES``: ``[experiment]`` =
 files of ``experiments/`` are the default suite (``SKIP_FILES``, ``suite_configs``), the
 expansion of one file into ``RunSpec``s (``load_experiment``: sweep points x seeds x
 policies x repetitions, each point's topology checked to hold every host of its trace,
-with a note on hosts a leaf-spine adds: ``check_topology_hosts``, ``expand_experiment``;
+with a note on hosts no flow uses: ``check_topology_hosts``, ``expand_experiment``;
 the ``[workload]`` keys no tuner reads at any point: ``sweep_points``,
 ``check_workload_keys``; a file's value that ``[sweep]`` replaces everywhere, checked
 all the same: ``check_swept_file_values``) and of several into one checked list (``collect_specs``), the
@@ -213,25 +213,35 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     """Check before any run that the topology ``topo`` (a ``TopologyConfig``) holds every
     host of the trace (``trace_hosts``; ``hosts_key`` says where their number comes from,
     e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not.
-    Returns a one-line note when a leaf-spine fills its last leaf up with hosts no flow
-    uses (``hosts_per_leaf`` does not divide the host count), else None."""
+    Returns a one-line note naming the hosts no flow uses, else None: those of a
+    ``topology.num_hosts`` larger than the trace's host count, and those a leaf-spine adds
+    to fill its last leaf (``hosts_per_leaf`` does not divide the host count)."""
     from emulation.topology import build_topology, host_span
     wanted = topo.num_hosts or len(trace_hosts)
     built = build_topology(topo, trace_hosts, hosts_key=hosts_key)
+    parts = []
+    used = set(trace_hosts)
+    unused = [h for h in built.hosts[:wanted] if h not in used]
+    if unused:
+        parts.append(f"topology.num_hosts = {topo.num_hosts} is more than the trace's "
+                     f"hosts ({hosts_key}): "
+                     + (f"the {len(unused)} hosts {host_span(unused)} carry"
+                        if len(unused) > 1 else f"the host {host_span(unused)} carries")
+                     + " no traffic")
     if len(built.hosts) > wanted:
         added = list(built.hosts[wanted:])
         leaves = built.params["num_leaves"]
         last = built.switches[leaves - 1]
         source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
-        return (f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
-                f"{wanted} hosts ({source}): the leaf_spine has {leaves} leaves, "
-                f"{len(built.hosts)} hosts; "
-                + (f"the {len(added)} added hosts {host_span(added)} on leaf {last} carry"
-                   if len(added) > 1 else f"the added host {host_span(added)} on leaf {last} "
-                   "carries")
-                + f" no traffic, and {last}'s uplinks are sized for "
-                f"{topo.hosts_per_leaf} hosts like every leaf's")
-    return None
+        parts.append(f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
+                     f"{wanted} hosts ({source}): the leaf_spine has {leaves} leaves, "
+                     f"{len(built.hosts)} hosts; "
+                     + (f"the {len(added)} added hosts {host_span(added)} on leaf {last} carry"
+                        if len(added) > 1 else f"the added host {host_span(added)} on leaf "
+                        f"{last} carries")
+                     + f" no traffic, and {last}'s uplinks are sized for "
+                     f"{topo.hosts_per_leaf} hosts like every leaf's")
+    return "; ".join(parts) or None
 
 
 def _hosts_key(exp: Any, workload: Any, hosts: tuple[str, ...]) -> str:

@@ -494,6 +494,19 @@ def backend_of(run_dir: Path) -> str | None:
         return None
 
 
+def recorded_policies(results: Path) -> set[str]:
+    """The policies the run directories of a results tree name in run_config.json."""
+    out = set()
+    for r in committed_runs(results):
+        try:
+            policy = json.loads((r / "run_config.json").read_text()).get("policy")
+        except (OSError, ValueError):
+            continue
+        if isinstance(policy, str):
+            out.add(policy)
+    return out
+
+
 def die_with_parent(parent_pid: int) -> None:
     """Worker-process initializer: ask Linux to send this process SIGTERM when the runner
     that started it dies (``prctl(PR_SET_PDEATHSIG)``), so that a runner killed outright

@@ -370,7 +370,17 @@ def test_leaf_spine_idle_hosts_are_named(trace_file, tmp_path):
     assert len(note) == 1 and "h4..h5 on leaf l1" in note[0] and "6 hosts" in note[0]
     # 2 per leaf divides 4: no note
     r = fluid(trace_file, tmp_path / "b", "--topology", "leaf_spine", "--hosts-per-leaf", "2")
-    assert r.returncode == 0 and "hosts_per_leaf" not in r.stderr
+    assert r.returncode == 0 and "hosts_per_leaf" not in r.stderr and "note:" not in r.stderr
+
+
+def test_hosts_beyond_the_traces_are_named(trace_file, tmp_path):
+    # the trace's 4 hosts on a big switch of 6 (a config's [topology] num_hosts): h4, h5 idle
+    cfg = tmp_path / "six.toml"
+    cfg.write_text("[topology]\nnum_hosts = 6\n")
+    r = fluid(trace_file, tmp_path / "a", "--config", str(cfg))
+    assert r.returncode == 0, r.stderr
+    assert (f"note: topology.num_hosts = 6 is more than the trace's hosts ({trace_file}: 4 "
+            "hosts): the 2 hosts h4..h5 carry no traffic") in r.stderr.splitlines()
 
 
 def test_both_command_lines_default_to_the_same_leaf_spine():

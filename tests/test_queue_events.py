@@ -207,7 +207,7 @@ def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, own
         ttf = np.empty(n)
         first = K.time_to_finish(rem[:n], rate[:n], ttf, start[:n], now)
         t_next = min(s["t_timer"], now + first)
-        if not np.isfinite(t_next) or t_next > s.get("t_stop", np.inf):
+        if not np.isfinite(t_next) or t_next > s.get("stop_s", np.inf):
             return now, n, steps, done, False, None, None
         dt, t_prev, now = max(0.0, t_next - now), now, max(now, t_next)
         fin = K.advance(rem[:n], rate[:n], ttf, tol[:n], dt, 1e-9)
@@ -228,7 +228,7 @@ def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, own
 def test_kernel_equals_the_python_loop_on_random_states():
     """Row for row (so the active rows' order too), with the flow counts per path and
     link, flows left per coflow, completed-flow records and the event handed back; in
-    half the cases with a stop time (``t_stop``) drawn within the walk."""
+    half the cases with a stop time (``stop_s``) drawn within the walk."""
     from emulation.fluid import allocation_kernels as A, event_kernels as K
     from emulation.fluid.allocation import link_index
     rng = np.random.default_rng(2026)
@@ -246,12 +246,12 @@ def test_kernel_equals_the_python_loop_on_random_states():
         a = [c.copy() for c in s["cols"]] + [s["c_left"].astype(np.int64), pf.copy(), lf.copy()]
         if rng.random() < 0.5:  # a stop time somewhere in what the walk covers (or past it)
             end = _python_loop(s, *[c.copy() for c in a], ptr, owners)[0]
-            s["t_stop"] = rng.uniform(0.0, 1.2 * end)
+            s["stop_s"] = rng.uniform(0.0, 1.2 * end)
             stopped += 1
         b = [c.copy() for c in a]
         now, m, steps, done, adv, fin, ends = _python_loop(s, *a, ptr, owners)
         out = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty(n), np.empty(n))
-        got = K.queue_events(0.0, s["t_timer"], s.get("t_stop", np.inf), 1e-9, n, *b[:7], b[7],
+        got = K.queue_events(0.0, s["t_timer"], s.get("stop_s", np.inf), 1e-9, n, *b[:7], b[7],
                              s["cls_of"], s["ncls"], b[8], b[9], pl, s["cap"], np.empty(n), *out)
         assert got[:3] == (now, m, steps) and got[4] == adv
         for x, y in zip(b[:7], a[:7]):
@@ -265,6 +265,6 @@ def test_kernel_equals_the_python_loop_on_random_states():
         if adv:
             assert np.array_equal(got[5], fin) and np.array_equal(got[6], ends)
         multi_step += steps > 1
-        stopped_mid += "t_stop" in s and not adv and steps > 0
+        stopped_mid += "stop_s" in s and not adv and steps > 0
     assert multi_step > 50  # the walk, the skips and the permutation were exercised
-    assert stopped > 100 and stopped_mid > 20  # and the stop before an event past t_stop
+    assert stopped > 100 and stopped_mid > 20  # and the stop before an event past stop_s

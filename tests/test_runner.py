@@ -516,6 +516,36 @@ def test_reference_flag_of_the_runner(tmp_path):
         "run here; the check compares the reference with sincronia and varys.)") in text
 
 
+def test_reference_may_name_a_policy_recorded_in_the_directory(tmp_path):
+    """The analysis reads every run of the directory, so --reference may name a policy
+    that only earlier runs there used; one that no run used is refused before any run."""
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    assert runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis").returncode == 0
+    cfg.write_text(cfg.read_text().replace('["beamer", "sincronia", "fair"]', '["beamer"]'))
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "nope")
+    assert r.returncode == 2, r.stderr
+    assert (f"--reference nope: not a policy of these runs or of {out} (beamer, fair, "
+            "sincronia)") in r.stderr
+    assert not (out / "summary.md").exists()
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "sincronia")
+    assert r.returncode == 0, r.stderr
+    assert "`sincronia` (set with `--reference`)" in (out / "summary.md").read_text()
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--no-analysis", "--cdf", "tiny"], "--cdf shapes the analysis, which --no-analysis skips"),
+    (["--no-analysis", "--reference", "fair", "--cdf", "all"],
+     "--reference and --cdf shape the analysis, which --no-analysis skips"),
+    (["--verify", "--reference", "fair"],
+     "--reference shapes the analysis, which --verify does not make"),
+])
+def test_analysis_options_without_an_analysis_are_refused(tmp_path, flags, says):
+    cfg, out = write_cfg(tmp_path), tmp_path / "res"
+    r = runner("--config", cfg, "--out", out, *flags)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert not out.exists()
+
+
 def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
     cfg, out = write_cfg(tmp_path), tmp_path / "res"
     assert runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis").returncode == 0

@@ -483,8 +483,15 @@ def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
 @pytest.mark.parametrize("topology,sweep,expected", [
     ('kind = "leaf_spine"\nhosts_per_leaf = 4', "", []),  # 16 = 4 x 4
     ('kind = "leaf_spine"\nhosts_per_leaf = 5\nnum_hosts = 18', "",
-     ["the 18 hosts (topology.num_hosts = 18): the leaf_spine has 4 leaves, 20 hosts; "
+     ["topology.num_hosts = 18 is more than the trace's hosts (workload.num_hosts = 16): the "
+      "2 hosts h16..h17 carry no traffic; topology.hosts_per_leaf = 5 does not divide the 18 "
+      "hosts (topology.num_hosts = 18): the leaf_spine has 4 leaves, 20 hosts; "
       "the 2 added hosts h18..h19 on leaf l3"]),
+    ("num_hosts = 20", "", ["topology.num_hosts = 20 is more than the trace's hosts "
+                            "(workload.num_hosts = 16): the 4 hosts h16..h19 carry no traffic"]),
+    ("num_hosts = 17", "", ["topology.num_hosts = 17 is more than the trace's hosts "
+                            "(workload.num_hosts = 16): the host h16 carries no traffic"]),
+    ("num_hosts = 16", "", []),
     ('kind = "leaf_spine"\nhosts_per_leaf = 5', '"workload.num_hosts" = [16, 20]',
      ["the 16 hosts (workload.num_hosts = 16): the leaf_spine has 4 leaves, 20 hosts; "
       "the 4 added hosts h16..h19 on leaf l3"]),                      # 20 = 4 x 5: no note
@@ -492,7 +499,7 @@ def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
      ["the 16 hosts (workload.num_hosts = 16): the leaf_spine has 6 leaves, 18 hosts; "
       "the 2 added hosts h16..h17 on leaf l5"]),
 ])
-def test_which_leaf_spines_add_hosts(tmp_path, topology, sweep, expected):
+def test_which_topologies_have_hosts_without_traffic(tmp_path, topology, sweep, expected):
     from runner.config import expand_experiment
     cfg = write(tmp_path, topology=topology, extra=f"[sweep]\n{sweep}\n" if sweep else "")
     _, notes = expand_experiment(cfg, full=False)

@@ -28,6 +28,9 @@ def job0(d):
 CASES = {
     "negative_size": (lambda d: flow0(d).__setitem__("size_bytes", -5), "size_bytes", "a0/b0r0/b0t"),
     "unknown_host": (lambda d: flow0(d).__setitem__("dst", "h999"), "unknown host 'h999'", "job a0/b0r0"),
+    "host_outside_job": (lambda d: flow0(d).__setitem__(
+        "dst", next(h for h in d["hosts"] if h not in job0(d)["hosts"])),
+        "is not one of the job's 'hosts'", "job a0/b0r0"),
     "src_eq_dst": (lambda d: flow0(d).__setitem__("dst", flow0(d)["src"]), "same host", "stage a0/b0r0"),
     "missing_key": (lambda d: job0(d).pop("compute_s"), "missing key 'compute_s'", "app a0"),
     "wrong_version": (lambda d: d.__setitem__("version", 99), "version", "trace"),

@@ -23,7 +23,9 @@ for traces imported from the coflow-benchmark format, whose endpoints are switch
 (racks): there a flow may go from a port to itself, crossing its ingress and egress link.
 
 Validation (``validate_dict``) rejects bad input with a ``TraceError`` whose one-line
-message names the field and the app/stage/job it sits in; a key the schema does not
+message names the field and the app/stage/job it sits in (a job's ``hosts`` are among
+the trace's, and its flows' ``src`` and ``dst`` among them unless the list is empty, as in
+an imported coflow-benchmark trace); a key the schema does not
 define is rejected as ``unknown key 'apps[0].stages[1].jobs[0].compute_seconds' (known:
 ...)``, the config loader's form (``meta`` alone is free-form).
 """
@@ -337,6 +339,7 @@ def validate_dict(data: Any) -> Trace:
                 for h in jhosts:
                     if h not in host_set:
                         raise TraceError(f"{jwhere}: 'hosts' names unknown host {h!r}")
+                job_hosts = set(jhosts)
                 iterations = _get(j, "iterations", int, jwhere)
                 if iterations < 1:
                     raise TraceError(f"{jwhere}: 'iterations' must be >= 1, got {iterations}")
@@ -355,6 +358,9 @@ def validate_dict(data: Any) -> Trace:
                         for key, h in (("src", src), ("dst", dst)):
                             if h not in host_set:
                                 raise TraceError(f"{fwhere}: '{key}' is unknown host {h!r}")
+                            if job_hosts and h not in job_hosts:
+                                raise TraceError(f"{fwhere}: '{key}' {h!r} is not one of the "
+                                                 f"job's 'hosts' {sorted(job_hosts)}")
                         if src == dst and endpoints == "hosts":
                             raise TraceError(f"{fwhere}: 'src' and 'dst' are the same host {src!r}")
                         if size <= 0:

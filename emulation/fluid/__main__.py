@@ -191,10 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             trace = coflow_benchmark.load_any(args.trace)
             topo = trace_topology(topo_cfg, trace.hosts, trace_path=args.trace,
                                   num_hosts_source=opts["num_hosts_source"])
-            # a leaf-spine whose hosts_per_leaf does not divide the hosts: name the idle ones
-            idle = (check_topology_hosts(topo_cfg, trace.hosts,
-                                         hosts_key=f"the trace's {len(trace.hosts)} hosts")
-                    if topo_cfg.kind == "leaf_spine" else None)
+            # hosts no flow uses (more than the trace's, or a last leaf filled up): named
+            idle = check_topology_hosts(topo_cfg, trace.hosts,
+                                        hosts_key=f"{args.trace}: {len(trace.hosts)} hosts")
         except (TraceError, ConfigError) as exc:
             progress.write(f"error: {exc}", file=sys.stderr)
             return 2

@@ -8,7 +8,7 @@ that only complete flows.
 - Many events in one call: ``flow_events`` under one class (fair sharing) and
   ``queue_events`` under several (strict priority), each step with the operations of the
   Python path; they hand back to the engine at a timer, a coflow completion, nothing
-  finishing, or before an event later than the caller's ``t_stop`` (a time before which
+  finishing, or before an event later than the caller's ``stop_s`` (a time before which
   no byte wake-up of the policy can be due). Their re-allocation is ``emulation/fluid/refill_kernels.py`` (one class)
   and ``emulation/fluid/class_refill_kernels.py`` (several).
 
@@ -101,7 +101,7 @@ def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_fl
 
 
 @jit
-def flow_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+def flow_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
                 path_flows, link_flows, path_links, ptr, owners, cap, ttf, done_tf, done_cf,
                 done_start, done_end):
     """The fluid engine's events that only complete flows, under one class (fair
@@ -111,7 +111,7 @@ def flow_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, t
     (``priority_rates``).
 
     Stops at the first event that is more than that: no flow moving, or the next event
-    later than ``t_stop`` (both before advancing: the caller moves time itself), a timer
+    later than ``stop_s`` (both before advancing: the caller moves time itself), a timer
     due (``t_timer``), nothing finished, or a finished flow that completes its
     coflow (``c_left`` = flows left per coflow; after advancing, before retiring: the
     caller completes those flows). The first ``n`` rows of the active columns, ``rate``
@@ -148,7 +148,7 @@ def flow_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, t
     while True:
         first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
         t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next) or t_next > t_stop:
+        if not np.isfinite(t_next) or t_next > stop_s:
             return now, n, steps, k, False, none_i, none_f
         dt = max(0.0, t_next - now)
         t_prev = now
@@ -218,7 +218,7 @@ def flow_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, t
 
 
 @jit
-def queue_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+def queue_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
                  cls_of, ncls, path_flows, link_flows, path_links, cap, ttf, done_tf, done_cf,
                  done_start, done_end):
     """``flow_events`` for several classes (strict priority, max-min inside a class): the
@@ -248,7 +248,7 @@ def queue_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, 
     n0 = n
     first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
     t_next = min(t_timer, now + first)
-    if not np.isfinite(t_next) or t_next > t_stop:
+    if not np.isfinite(t_next) or t_next > stop_s:
         return now, n, 0, 0, False, np.empty(0, dtype=np.int64), np.empty(0)
     dt = max(0.0, t_next - now)
     t_prev = now
@@ -355,7 +355,7 @@ def queue_events(now, t_timer, t_stop, eps_t, n, tf, cf, pid, rem, start, rate, 
             if t < first:
                 first = t
         t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next) or t_next > t_stop:
+        if not np.isfinite(t_next) or t_next > stop_s:
             _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
             return now, m, steps, k, False, fbuf[:0], ebuf[:0]
         dt = max(0.0, t_next - now)

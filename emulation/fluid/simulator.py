@@ -30,7 +30,7 @@ policy that declares ``same_decision_at_flow_completions``: fair sharing, Sincro
 ``beamer`` and ``beamer-coflow``) run in compiled loops that recompute the rates with the same arithmetic as the Python path:
 ``event_kernels.flow_events`` for one class, ``event_kernels.queue_events`` for several;
 with a policy's byte wake-up pending (FIFO-LM), up to a time before which it cannot be
-due (``_wake_horizon``), the Python path taking the events after it.
+due (``_wake_horizon_s``), the Python path taking the events after it.
 ``reuse_decisions=False`` takes the Python path instead (and, under ``"flow"``, asks the
 policy every time): the reference the tests compare with; so does a subclass that
 overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
@@ -124,9 +124,9 @@ class FluidSimulator:
                 rates_dirty = False
             step = None
             if reuse and len(st.a_rem):
-                t_stop = self._wake_horizon() if self._wakes else np.inf
-                if t_stop > st.now:
-                    step = self._flow_events(t_stop)
+                stop_s = self._wake_horizon_s() if self._wakes else np.inf
+                if stop_s > st.now:
+                    step = self._flow_events(stop_s)
             if step is None:
                 step = self._advance()
             finished, ends = step
@@ -172,9 +172,9 @@ class FluidSimulator:
         finished = event_kernels.advance(st.a_rem, st.a_rate, tt, st.a_tol, dt, EPS_T)
         return finished, np.minimum(t_prev + tt[finished], st.now)
 
-    def _flow_events(self, t_stop: float = np.inf) -> tuple[np.ndarray, np.ndarray] | None:
+    def _flow_events(self, stop_s: float = np.inf) -> tuple[np.ndarray, np.ndarray] | None:
         """Handle the coming events that only complete flows in compiled code, reusing
-        the last decision's classes, up to the last one at or before ``t_stop``; then the
+        the last decision's classes, up to the last one at or before ``stop_s``; then the
         event it stopped at, advanced (finished flows and end times, for
         ``complete_flows``), or None if it stopped before advancing (the caller moves
         time itself)."""
@@ -187,12 +187,12 @@ class FluidSimulator:
         if self._num_classes == 1:
             ptr, owners = self.index
             now, n, steps, k, advanced, finished, ends = event_kernels.flow_events(
-                st.now, st.next_timer_s(), t_stop, EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+                st.now, st.next_timer_s(), stop_s, EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
                 st.a_start, rate, st.a_tol, st.c_flows_left, st.path_flows, st.link_flows,
                 st.path_links, ptr, owners, st.cap, tt, *done)
         else:
             now, n, steps, k, advanced, finished, ends = event_kernels.queue_events(
-                st.now, st.next_timer_s(), t_stop, EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
+                st.now, st.next_timer_s(), stop_s, EPS_T, n0, st.a_tf, st.a_cf, st.a_pid, st.a_rem,
                 st.a_start, rate, st.a_tol, st.c_flows_left, self._classes,
                 self._num_classes, st.path_flows, st.link_flows, st.path_links, st.cap, tt,
                 *done)
@@ -205,7 +205,7 @@ class FluidSimulator:
         st.set_rates(rate[:n])
         return (finished, ends) if advanced else None
 
-    def _wake_horizon(self) -> float:
+    def _wake_horizon_s(self) -> float:
         """A time up to which no requested wake-up (``wake_on_sent``: a coflow's sent
         bytes above a threshold) can be due or be the next event, so events that only
         complete flows can run compiled until then with the Python path's results: the
