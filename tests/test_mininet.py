@@ -252,14 +252,17 @@ def test_a_run_killed_outright_takes_its_processes_and_the_next_run_clears_its_l
             time.sleep(0.1)
         time.sleep(3.0)  # agents are moving bytes now
         kids = child_pids(p.pid)
-        assert len(kids) >= 4  # host shells, tcpdumps, the scheduler
+        assert len(kids) >= 4, kids  # host shells, tcpdumps, the scheduler
+        assert p.poll() is None, f"the run ended (exit {p.returncode}) before the kill"
         p.kill()
         p.wait()
         deadline = time.time() + 10
         while any(process_start_ticks(k) is not None for k in kids) and time.time() < deadline:
             time.sleep(0.1)
         assert [k for k in kids if process_start_ticks(k) is not None] == []
-        (entry,) = (tmp_path / "reg").glob("*.json")
+        entries = list((tmp_path / "reg").glob("*.json"))
+        assert len(entries) == 1, f"registry entries after the kill: {entries}"
+        entry = entries[0]
         prefix = entry.stem
         left = sorted(l for l in _links("bridge") | _links("veth") if l.startswith(prefix))
         (sock_dir,) = json.loads(entry.read_text())["dirs"]
