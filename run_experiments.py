@@ -18,7 +18,9 @@ run it again (a run whose config changed needs ``--force``). Runs of ``--config`
 go to ``runs/<config stem>/`` (several configs: stems joined by ``+``; with ``--full``,
 ``-full`` appended; ``runs/`` is gitignored), ``--full`` alone to ``runs/full/``, and
 ``--out DIR`` anywhere; writing them into ``results/`` needs ``--force``. The analysis
-of a directory writes only into that directory (``python -m analysis DIR`` redoes it).
+of a directory writes only into that directory (``python -m analysis DIR`` redoes it) and
+reads every run in it: run directories the given configs do not name (an earlier config's)
+are kept and analysed with the rest, and a note says so, on stdout and in the summary.
 
 Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example,
 ``testbed.toml``, the small packet-level scenario of the Mininet tests, and
@@ -365,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{replacing} ({workers})")
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
+    if stale:  # the summary says so too: its tables mix these runs with the configs' own
+        notes = notes + [f"{len(stale)} run directories of this directory are not runs of the "
+                         f"configs last run into it (e.g. `{stale[0]}`): kept, and analysed "
+                         "with the rest"]
     if notes:
         (out / "NOTES.md").write_text("\n".join(f"- {n}" for n in notes) + "\n")
     elif (out / "NOTES.md").exists():

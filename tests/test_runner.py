@@ -554,6 +554,17 @@ def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "note: 6 run directories under" in r.stdout and "the analysis reads them too" in r.stdout
     assert "results: " in r.stdout and "analysis skipped" in r.stdout
+    # the summary names them too; a run whose configs name every run drops the note
+    assert runner("--config", cfg, "--out", out, "--jobs", "2").returncode == 0
+    notes = (out / "summary.md").read_text().split("## Notes", 1)[1]
+    assert ("- 6 run directories of this directory are not runs of the configs last run into "
+            "it (e.g. `tiny/sync_pattern=ps,policy=beamer,seed=1`): kept, and analysed with "
+            "the rest") in notes
+    cfg.write_text(cfg.read_text().replace('"workload.sync_pattern" = ["ring"]',
+                                           '"workload.sync_pattern" = ["ring", "ps"]'))
+    assert runner("--config", cfg, "--out", out, "--jobs", "2").returncode == 0
+    assert "not runs of the configs" not in (out / "summary.md").read_text()
+    assert not (out / "NOTES.md").exists()
 
 
 def test_cdf_flag_of_the_runner(tmp_path):
