@@ -71,7 +71,9 @@ The analysis (``analysis/``) reports every policy that ran, in the registry orde
 ``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``
 (default ``beamer`` when it ran, else the first policy in that order), and ``--cdf
 EXPERIMENT ...`` (or ``all``) chooses the experiments whose SCT CDFs it draws; both are
-checked against the runs before any run starts, and the summary's first line repeats them.
+checked against the configs' runs and those already in the results directory before any
+run starts (and refused with ``--no-analysis`` or ``--verify``, which make no analysis),
+and the summary's first line repeats them.
 
 ``--verify`` (artifact evaluation) recomputes the fluid runs of the results directory
 the same command writes to (``--out``; else ``runs/<config stem>/`` with ``--config``,
@@ -281,18 +283,19 @@ def main(argv: list[str] | None = None) -> int:
             notes = [n + (f"; the {kept} packet-level runs already in this directory are "
                           "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
                      for n in notes]
+    in_out = f" or of {where}" if out.is_dir() else ""  # what the analysis would read too
     if args.reference is not None:
         known = {s.policy for s in specs} | recorded_policies(out)
         if args.reference not in known:
-            print(f"error: --reference {args.reference}: not a policy of these runs or of "
-                  f"{where} ({', '.join(sorted(known))})", file=sys.stderr)
+            print(f"error: --reference {args.reference}: not a policy of these runs{in_out} "
+                  f"({', '.join(sorted(known))})", file=sys.stderr)
             return 2
     if args.cdf and "all" not in args.cdf:
         known = {s.experiment for s in specs} | {r.parent.name for r in committed_runs(out)}
         unknown = [e for e in args.cdf if e not in known]
         if unknown:
-            print(f"error: --cdf {' '.join(unknown)}: not an experiment of these runs or of "
-                  f"{where} ({', '.join(sorted(known))})", file=sys.stderr)
+            print(f"error: --cdf {' '.join(unknown)}: not an experiment of these runs"
+                  f"{in_out} ({', '.join(sorted(known))})", file=sys.stderr)
             return 2
     for n in notes:
         print(f"note: {n}")

@@ -12,7 +12,7 @@ For each seed, the experiment's workload with that seed is generated and the twi
 [0, 2), seeded by the draw; ``research/twin_noise.py``), and once per ``--delay-ms`` with
 every job's ``compute_s`` + d (``research/twin_delay.py``). A seed's twin ratio is
 `beamer` / Sincronia avg SCT unperturbed; its worst and range are the largest ratio and
-max - min over all the perturbed twins. Two rules, both over seeds whose `beamer`
+max - min over the unperturbed twin and all the perturbed ones. Two rules, both over seeds whose `beamer`
 makespan is <= 7.5 trace s (the suite's time budget):
 
 - largest gap: the smallest twin ratio, if <= 0.90 (a gap of at least 10%);

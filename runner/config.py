@@ -213,9 +213,10 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     """Check before any run that the topology ``topo`` (a ``TopologyConfig``) holds every
     host of the trace (``trace_hosts``; ``hosts_key`` says where their number comes from,
     e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not.
-    Returns a one-line note naming the hosts no flow uses, else None: those of a
-    ``topology.num_hosts`` larger than the trace's host count, and those a leaf-spine adds
-    to fill its last leaf (``hosts_per_leaf`` does not divide the host count)."""
+    Returns a one-line note naming the topology's hosts the trace does not have (no flow
+    can use them), else None: those of a ``topology.num_hosts`` larger than the trace's
+    host count, and those a leaf-spine adds to fill its last leaf (``hosts_per_leaf`` does
+    not divide the host count)."""
     from emulation.topology import build_topology, host_span
     wanted = topo.num_hosts or len(trace_hosts)
     built = build_topology(topo, trace_hosts, hosts_key=hosts_key)
@@ -223,10 +224,11 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     used = set(trace_hosts)
     unused = [h for h in built.hosts[:wanted] if h not in used]
     if unused:
-        parts.append(f"topology.num_hosts = {topo.num_hosts} is more than the trace's "
-                     f"hosts ({hosts_key}): "
-                     + (f"the {len(unused)} hosts {host_span(unused)} carry"
-                        if len(unused) > 1 else f"the host {host_span(unused)} carries")
+        parts.append(f"topology.num_hosts = {topo.num_hosts} is more than the trace's host "
+                     f"count ({hosts_key}): "
+                     + (f"the {len(unused)} hosts {host_span(unused)}, not in the trace, carry"
+                        if len(unused) > 1 else f"the host {host_span(unused)}, not in the "
+                        "trace, carries")
                      + " no traffic")
     if len(built.hosts) > wanted:
         added = list(built.hosts[wanted:])
@@ -286,7 +288,8 @@ def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
 
 def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[str]]:
     """``load_experiment``, and one-line notes on the file (``<path>: ...``, each once):
-    hosts a leaf-spine adds to fill its last leaf (``check_topology_hosts``)."""
+    hosts the trace does not have: a larger ``topology.num_hosts``, or a leaf-spine's last
+    leaf filled up (``check_topology_hosts``)."""
     from emulation.topology import TopologyConfig
     from workloads.generator import WorkloadConfig
     data = load_toml(path)

@@ -495,12 +495,15 @@ def backend_of(run_dir: Path) -> str | None:
 
 
 def recorded_policies(results: Path) -> set[str]:
-    """The policies the run directories of a results tree name in run_config.json."""
+    """The policies the run directories of a results tree name (``<experiment>/<run>/``
+    with run_config.json or run.json, the files the analysis reads; not ``.``-prefixed)."""
     out = set()
-    for r in committed_runs(results):
+    for p in [*results.glob("*/*/run_config.json"), *results.glob("*/*/run.json")]:
+        if p.parent.name.startswith("."):
+            continue
         try:
-            policy = json.loads((r / "run_config.json").read_text()).get("policy")
-        except (OSError, ValueError):
+            policy = json.loads(p.read_text()).get("policy")
+        except (OSError, ValueError, AttributeError):
             continue
         if isinstance(policy, str):
             out.add(policy)

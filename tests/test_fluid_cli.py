@@ -379,8 +379,9 @@ def test_hosts_beyond_the_traces_are_named(trace_file, tmp_path):
     cfg.write_text("[topology]\nnum_hosts = 6\n")
     r = fluid(trace_file, tmp_path / "a", "--config", str(cfg))
     assert r.returncode == 0, r.stderr
-    assert (f"note: topology.num_hosts = 6 is more than the trace's hosts ({trace_file}: 4 "
-            "hosts): the 2 hosts h4..h5 carry no traffic") in r.stderr.splitlines()
+    assert (f"note: {cfg}: topology.num_hosts = 6 is more than the trace's host count "
+            f"({trace_file}: 4 hosts): the 2 hosts h4..h5, not in the trace, carry no "
+            "traffic") in r.stderr.splitlines()
 
 
 def test_both_command_lines_default_to_the_same_leaf_spine():

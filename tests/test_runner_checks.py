@@ -461,7 +461,7 @@ def test_run_key_leaves_out_only_the_labels_and_run_lists(tmp_path):
     assert run_key(stored) == spec.run_key
 
 
-# --- a leaf-spine whose hosts_per_leaf does not divide the hosts ---
+# --- hosts no flow can use: a larger num_hosts, a leaf-spine's filled last leaf ---
 
 def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
     """16 hosts, 5 per leaf: ceil(16 / 5) = 4 leaves l0..l3, 20 hosts; h16..h19 fill l3
@@ -483,14 +483,16 @@ def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
 @pytest.mark.parametrize("topology,sweep,expected", [
     ('kind = "leaf_spine"\nhosts_per_leaf = 4', "", []),  # 16 = 4 x 4
     ('kind = "leaf_spine"\nhosts_per_leaf = 5\nnum_hosts = 18', "",
-     ["topology.num_hosts = 18 is more than the trace's hosts (workload.num_hosts = 16): the "
-      "2 hosts h16..h17 carry no traffic; topology.hosts_per_leaf = 5 does not divide the 18 "
+     ["topology.num_hosts = 18 is more than the trace's host count (workload.num_hosts = "
+      "16): the 2 hosts h16..h17, not in the trace, carry no traffic; topology.hosts_per_leaf = 5 does not divide the 18 "
       "hosts (topology.num_hosts = 18): the leaf_spine has 4 leaves, 20 hosts; "
       "the 2 added hosts h18..h19 on leaf l3"]),
-    ("num_hosts = 20", "", ["topology.num_hosts = 20 is more than the trace's hosts "
-                            "(workload.num_hosts = 16): the 4 hosts h16..h19 carry no traffic"]),
-    ("num_hosts = 17", "", ["topology.num_hosts = 17 is more than the trace's hosts "
-                            "(workload.num_hosts = 16): the host h16 carries no traffic"]),
+    ("num_hosts = 20", "", ["topology.num_hosts = 20 is more than the trace's host count "
+                            "(workload.num_hosts = 16): the 4 hosts h16..h19, not in the "
+                            "trace, carry no traffic"]),
+    ("num_hosts = 17", "", ["topology.num_hosts = 17 is more than the trace's host count "
+                            "(workload.num_hosts = 16): the host h16, not in the trace, "
+                            "carries no traffic"]),
     ("num_hosts = 16", "", []),
     ('kind = "leaf_spine"\nhosts_per_leaf = 5', '"workload.num_hosts" = [16, 20]',
      ["the 16 hosts (workload.num_hosts = 16): the leaf_spine has 4 leaves, 20 hosts; "

@@ -360,7 +360,7 @@ def validate_dict(data: Any) -> Trace:
                                 raise TraceError(f"{fwhere}: '{key}' is unknown host {h!r}")
                             if job_hosts and h not in job_hosts:
                                 raise TraceError(f"{fwhere}: '{key}' {h!r} is not one of the "
-                                                 f"job's 'hosts' {sorted(job_hosts)}")
+                                                 f"job's 'hosts' {jhosts}")
                         if src == dst and endpoints == "hosts":
                             raise TraceError(f"{fwhere}: 'src' and 'dst' are the same host {src!r}")
                         if size <= 0:

@@ -197,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         except (TraceError, ConfigError) as exc:
             progress.write(f"error: {exc}", file=sys.stderr)
             return 2
-        if idle:
-            progress.write(f"note: {idle}", file=sys.stderr)
+        if idle:  # named after the --config file that set topology.num_hosts, if one did
+            source = opts["num_hosts_source"]
+            progress.write(f"note: {source + ': ' if source else ''}{idle}", file=sys.stderr)
         # the modules and the trace live until the process ends: the garbage collector's
         # full passes skip them from here on (0.3-0.5 s fewer on FB2010; nothing recorded
         # depends on it)
