@@ -361,7 +361,7 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
             ax.set_xscale("log", base=2)
         ax.set_xticks(xs, [f"{v:g}" for v in xs])
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-        ax.set_xlabel(xlabel)
+        ax.set_xlabel(f"{xlabel}, log scale" if log_x else xlabel)
         ax.grid(axis="y", color="0.9", zorder=0)
     a1.set_ylabel("average stage completion time (s)")
     a1.set_title(f"{experiment}: avg SCT vs {short}\n" + (

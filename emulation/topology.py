@@ -141,7 +141,8 @@ class TopologyConfig:
 def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...], *,
                    hosts_key: str | None = None) -> Topology:
     """The topology ``cfg`` describes, checked to hold every host the trace names
-    (``trace_hosts``). ConfigError if not, naming ``topology.num_hosts`` when set, the
+    (``trace_hosts``) among its first ``num_hosts`` (the hosts a leaf-spine adds to fill
+    its last leaf carry no traffic). ConfigError if not, naming ``topology.num_hosts`` when set, the
     missing hosts (``host_span``), ``hosts_key`` (where the trace's hosts come from, e.g.
     ``workload.num_hosts = 16``; default: their count) and the fix. A caller that knows
     where ``cfg.num_hosts`` was set puts that in front (``mine.toml: topology.num_hosts =
@@ -153,19 +154,20 @@ def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...], *,
         leaves = -(-n // cfg.hosts_per_leaf)
         topo = leaf_spine(leaves, cfg.hosts_per_leaf, cfg.num_spines, cfg.link_rate_bps,
                           cfg.oversubscription)
-    have = set(topo.hosts)
+    have = set(topo.hosts[:n])  # a leaf-spine's filler hosts past n are not the trace's
     missing = [h for h in trace_hosts if h not in have]
     if missing:
         raise ConfigError(_missing_hosts_message(
-            cfg, topo, trace_hosts, missing, hosts_key=hosts_key or f"{len(trace_hosts)} hosts"))
+            cfg, n, trace_hosts, missing, hosts_key=hosts_key or f"{len(trace_hosts)} hosts"))
     return topo
 
 
-def _missing_hosts_message(cfg: TopologyConfig, topo: Topology, trace_hosts: tuple[str, ...],
+def _missing_hosts_message(cfg: TopologyConfig, n: int, trace_hosts: tuple[str, ...],
                            missing: list[str], *, hosts_key: str) -> str:
-    """``build_topology``'s error: which hosts are missing, and the fix."""
+    """``build_topology``'s error: which hosts are missing (of the ``n`` hosts asked for),
+    and the fix."""
     what = (f"the trace uses hosts {host_span(missing)} ({hosts_key}) that the {cfg.kind} "
-            f"with {len(topo.hosts)} hosts does not have")
+            f"with {n} hosts does not have")
     head = f"topology.num_hosts = {cfg.num_hosts}: " if cfg.num_hosts else "topology: "
     index = [_host_index(h) for h in missing]
     if None in index:  # names no num_hosts can provide

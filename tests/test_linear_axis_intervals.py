@@ -121,6 +121,11 @@ def test_sweep_ratio_panel_starts_at_zero_and_marks_the_cut(drawn, tmp_path):
     assert plots.CUT_NOTE_LINEAR in a2.get_title() and "fewer than 3" in a2.get_title()
     s = data[data["policy"] == "sincronia"].set_index("x")
     assert s.loc[1, "ratio_ci95"] == pytest.approx(12.7062 * 0.70711 / 2 ** 0.5, rel=1e-4)
+    assert [a.get_xlabel() for a in fig.axes] == ["x", "x"] and a2.get_xscale() == "linear"
+    plots.sweep_lines(runs, norm, "e", "w.x", "x", "beamer", tmp_path, log_x=True)
+    fig = drawn[1][0]  # a log axis says so in its label
+    assert [a.get_xscale() for a in fig.axes] == ["log", "log"]
+    assert [a.get_xlabel() for a in fig.axes] == ["x, log scale", "x, log scale"]
 
 
 def test_regime_bars_mark_an_interval_below_zero(drawn, tmp_path):

@@ -64,6 +64,20 @@ def test_missing_hosts_error_lists_them_all_in_order():
         build_topology(TopologyConfig(num_hosts=8), SIXTEEN, hosts_key="workload.num_hosts = 16")
 
 
+def test_a_leaf_spines_filler_hosts_do_not_count_as_the_traces():
+    """num_hosts 6 at 4 per leaf: 2 leaves, 8 hosts, h6 and h7 only filling leaf l1 up.
+    A trace of 8 hosts uses h6, h7: the 6 hosts asked for do not hold it."""
+    eight = tuple(f"h{i}" for i in range(8))
+    cfg = TopologyConfig(kind="leaf_spine", hosts_per_leaf=4, num_hosts=6)
+    with pytest.raises(ConfigError) as exc:
+        build_topology(cfg, eight)
+    assert str(exc.value) == (
+        "topology.num_hosts = 6: the trace uses hosts h6..h7 (8 hosts) that the leaf_spine "
+        "with 6 hosts does not have; leave topology.num_hosts out (0 = as many hosts as the "
+        "trace) or set it to at least 8")
+    assert len(build_topology(cfg, eight[:6]).hosts) == 8  # a 6-host trace fits
+
+
 def test_missing_hosts_error_for_names_no_host_count_provides():
     # hosts h0, h5: num_hosts 0 = 2 hosts h0, h1; h5 needs 6 hosts
     with pytest.raises(ConfigError) as exc:
