@@ -100,7 +100,8 @@ import os
 import sys
 from pathlib import Path
 
-from runner.config import MININET_SKIPPED, REPO, collect_specs, suite_configs
+from runner.config import (MININET_SKIPPED, REPO, collect_specs, registered_policies,
+                           suite_configs)
 from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
                             interrupted_leftovers, label_changes, put_back_plan, recorded_policies,
                             relabel, resolved_realloc, run_all, run_status, stale_runs)
@@ -287,8 +288,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.reference is not None:
         known = {s.policy for s in specs} | recorded_policies(out)
         if args.reference not in known:
+            order = {p: i for i, p in enumerate(registered_policies())}  # then the rest
+            shown = sorted(known, key=lambda p: (order.get(p, len(order)), p))
             print(f"error: --reference {args.reference}: not a policy of these runs{in_out} "
-                  f"({', '.join(sorted(known))})", file=sys.stderr)
+                  f"({', '.join(shown)})", file=sys.stderr)
             return 2
     if args.cdf and "all" not in args.cdf:
         known = {s.experiment for s in specs} | {r.parent.name for r in committed_runs(out)}

@@ -502,7 +502,8 @@ def test_reference_flag_of_the_runner(tmp_path):
     cfg, out = write_cfg(tmp_path), tmp_path / "res"
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "varys")
     assert r.returncode == 2 and not out.exists()  # no directory yet: only the runs named
-    assert "--reference varys: not a policy of these runs (beamer, fair, sincronia)" in r.stderr
+    # in registry order, as the summary lists them
+    assert "--reference varys: not a policy of these runs (beamer, sincronia, fair)" in r.stderr
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "fair")
     assert r.returncode == 0, r.stderr
     text = (out / "summary.md").read_text()
@@ -525,8 +526,8 @@ def test_reference_may_name_a_policy_recorded_in_the_directory(tmp_path):
     cfg.write_text(cfg.read_text().replace('["beamer", "sincronia", "fair"]', '["beamer"]'))
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "nope")
     assert r.returncode == 2, r.stderr
-    assert (f"--reference nope: not a policy of these runs or of {out} (beamer, fair, "
-            "sincronia)") in r.stderr
+    assert (f"--reference nope: not a policy of these runs or of {out} (beamer, sincronia, "
+            "fair)") in r.stderr
     assert not (out / "summary.md").exists()
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "sincronia")
     assert r.returncode == 0, r.stderr

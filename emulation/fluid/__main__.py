@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
             f"  {n}={POLICIES[n].default_realloc}"
             + ("" if POLICIES[n].declared_realloc() else " (declares none)")
             + f" -> {POLICIES[n].realloc_mode()}"
-            for n in sorted(POLICIES))
+            for n in POLICIES)
         + "\n\nexamples:\n"
           "  python -m emulation.fluid runs/trace.json --policy beamer -o runs/out/beamer\n"
           "  python -m emulation.fluid runs/trace.json --policy fair --config "
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
           "--config experiments/fb.toml -o /tmp/fb-varys")
     ap.add_argument("trace", help="JSON trace (python -m workloads generate) or "
                                   "coflow-benchmark .txt file")
-    ap.add_argument("--policy", required=True, choices=sorted(POLICIES),
+    ap.add_argument("--policy", required=True, choices=list(POLICIES),
                     help="scheduling policy (required): %(choices)s")
     ap.add_argument("--config", metavar="FILE", type=Path,
                     help="experiment TOML whose [topology] and [experiment] "

@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                "results/testbed-random/traces/6746e967cc0c6507.json --policy beamer "
                "--config experiments/testbed_random.toml -o runs/out/packet-beamer")
     ap.add_argument("trace", help="JSON trace (python -m workloads generate)")
-    ap.add_argument("--policy", required=True, choices=sorted(POLICIES),
+    ap.add_argument("--policy", required=True, choices=list(POLICIES),
                     help="scheduling policy (required): %(choices)s")
     ap.add_argument("--config", metavar="FILE", type=Path,
                     help="experiment TOML whose [topology] and [experiment] "
