@@ -48,21 +48,13 @@ def _twin(data: dict, topo_cfg: dict, policy: str, *, noise: float, draw: int,
     from emulation.topology import TopologyConfig, build_topology
     from runner.config import build
     from twin_delay import perturbed
+    from twin_noise import add_noise
     from workloads import trace as trace_mod
     trace = trace_mod.validate_dict(perturbed(data, delay_s=delay_s, slowdown=0.0))
     topo = build_topology(build(TopologyConfig, topo_cfg, "topology"), trace.hosts)
     pol = make_policy(policy)
     sim = FluidSimulator(trace, topo, pol, priority_classes=8, realloc=pol.realloc_mode())
-    if noise > 0:
-        rng = np.random.default_rng(draw)
-        append = sim.state._append_active
-
-        def noisy_append(**rows):
-            rows["a_rem"] = rows["a_rem"] * (1.0 + noise * rng.uniform(0.0, 2.0,
-                                                                       len(rows["a_rem"])))
-            append(**rows)
-
-        sim.state._append_active = noisy_append
+    add_noise(sim, noise=noise, draw=draw)
     rec = sim.run()
     return (float(np.mean([s["sct_s"] for s in rec.stages])),
             float(max(s["end_s"] for s in rec.stages)))

@@ -31,6 +31,21 @@ DEFAULT_TRACE = REPO / "results" / "testbed-random" / "traces" / "6746e967cc0c65
 POLICIES = ("beamer", "beamer-sbssi", "sincronia", "fair", "varys")
 
 
+def add_noise(sim, *, noise: float, draw: int) -> None:
+    """Multiply every flow instance ``sim`` releases by ``1 + noise * U`` (U uniform on
+    [0, 2), seeded by ``draw``); nothing when ``noise`` is 0."""
+    if noise <= 0:
+        return
+    rng = np.random.default_rng(draw)
+    append = sim.state._append_active
+
+    def noisy_append(**rows):
+        rows["a_rem"] = rows["a_rem"] * (1.0 + noise * rng.uniform(0.0, 2.0, len(rows["a_rem"])))
+        append(**rows)
+
+    sim.state._append_active = noisy_append
+
+
 def avg_sct_s(trace, topo, policy: str, *, noise: float, draw: int) -> float:
     """avg SCT of the twin of ``policy`` with per-flow-instance byte noise ``noise``."""
     from emulation.fluid.simulator import FluidSimulator
@@ -38,16 +53,7 @@ def avg_sct_s(trace, topo, policy: str, *, noise: float, draw: int) -> float:
     pol = make_policy(policy)
     sim = FluidSimulator(trace, topo, pol, priority_classes=8,
                          realloc=pol.realloc_mode())
-    if noise > 0:
-        rng = np.random.default_rng(draw)
-        append = sim.state._append_active
-
-        def noisy_append(**rows):
-            rows["a_rem"] = rows["a_rem"] * (1.0 + noise * rng.uniform(0.0, 2.0,
-                                                                       len(rows["a_rem"])))
-            append(**rows)
-
-        sim.state._append_active = noisy_append
+    add_noise(sim, noise=noise, draw=draw)
     rec = sim.run()
     return float(np.mean([s["sct_s"] for s in rec.stages]))
 
