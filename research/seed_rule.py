@@ -12,8 +12,8 @@ For each seed, the experiment's workload with that seed is generated and the twi
 [0, 2), seeded by the draw; ``research/twin_noise.py``), and once per ``--delay-ms`` with
 every job's ``compute_s`` + d (``research/twin_delay.py``). A seed's twin ratio is
 `beamer` / Sincronia avg SCT unperturbed; its worst and range are the largest ratio and
-max - min over the unperturbed twin and all the perturbed ones. Two rules, both over seeds whose `beamer`
-makespan is <= 7.5 trace s (the suite's time budget):
+max - min over the unperturbed twin and all the perturbed ones. Two rules, both over
+seeds whose `beamer` makespan is <= 7.5 trace s (the suite's time budget):
 
 - largest gap: the smallest twin ratio, if <= 0.90 (a gap of at least 10%);
 - robust gap: among seeds whose ratio is <= 0.90 unperturbed and in every perturbed twin,

@@ -486,7 +486,8 @@ def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
     ('kind = "leaf_spine"\nhosts_per_leaf = 4', "", []),  # 16 = 4 x 4
     ('kind = "leaf_spine"\nhosts_per_leaf = 5\nnum_hosts = 18', "",
      ["topology.num_hosts = 18 is more than the trace's host count (workload.num_hosts = "
-      "16): the 2 hosts h16..h17, not in the trace, carry no traffic; topology.hosts_per_leaf = 5 does not divide the 18 "
+      "16): the 2 hosts h16..h17, not in the trace, carry no traffic; "
+      "topology.hosts_per_leaf = 5 does not divide the 18 "
       "hosts (topology.num_hosts = 18): the leaf_spine has 4 leaves, 20 hosts; "
       "the 2 added hosts h18..h19 on leaf l3"]),
     ("num_hosts = 20", "", ["topology.num_hosts = 20 is more than the trace's host count "
