@@ -104,7 +104,8 @@ from runner.config import (MININET_SKIPPED, REPO, collect_specs, registered_poli
                            suite_configs)
 from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
                             interrupted_leftovers, label_changes, put_back_plan, recorded_policies,
-                            relabel, resolved_realloc, run_all, run_status, stale_runs)
+                            relabel, resolved_realloc, run_all, run_policies, run_status,
+                            stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -285,8 +286,12 @@ def main(argv: list[str] | None = None) -> int:
                           "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
                      for n in notes]
     in_out = f" or of {where}" if out.is_dir() else ""  # what the analysis would read too
+    # whole runs an interrupted runner left aside, which this run puts back before analysing
+    coming_back = (put_back_plan(interrupted_leftovers(out))
+                   if out.is_dir() and not (args.dask and args.dask != "local") else {})
     if args.reference is not None:
         known = {s.policy for s in specs} | recorded_policies(out)
+        known |= set().union(*(run_policies(d) for d in coming_back.values()))
         if args.reference not in known:
             order = {p: i for i, p in enumerate(registered_policies())}  # then the rest
             shown = sorted(known, key=lambda p: (order.get(p, len(order)), p))
@@ -294,11 +299,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"({', '.join(shown)})", file=sys.stderr)
             return 2
     if args.cdf and "all" not in args.cdf:
-        known = {s.experiment for s in specs} | {r.parent.name for r in committed_runs(out)}
+        ours = list(dict.fromkeys(s.experiment for s in specs))  # in the configs' order
+        found = ({r.parent.name for r in committed_runs(out)}
+                 | {d.parent.name for d in coming_back}) - set(ours)
+        known = ours + sorted(found)
         unknown = [e for e in args.cdf if e not in known]
         if unknown:
             print(f"error: --cdf {' '.join(unknown)}: not an experiment of these runs"
-                  f"{in_out} ({', '.join(sorted(known))})", file=sys.stderr)
+                  f"{in_out} ({', '.join(known)})", file=sys.stderr)
             return 2
     for n in notes:
         print(f"note: {n}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import pandas as pd
@@ -85,8 +86,13 @@ def _figure_kind(run_dir: Path) -> str:
     return str(cfg.get("experiment_cfg", {}).get("figure", "bars"))
 
 
+NO_SWEEP = "no sweep"
+
+
 def load_runs(results: Path) -> pd.DataFrame:
-    """One row per run: run.json's scalars plus ``scenario`` (its swept parameters)."""
+    """One row per run: run.json's scalars plus ``scenario``: its swept parameters
+    (``name=value,...``), "all" in an experiment without a sweep, ``NO_SWEEP`` for a run
+    without one in an experiment whose other runs have one."""
     results = Path(results)
     rows = []
     for d in run_dirs(results):
@@ -104,15 +110,23 @@ def load_runs(results: Path) -> pd.DataFrame:
         rows.append(row)
     if not rows:
         raise FileNotFoundError(f"no run records (*/*/run.json) under {results}")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    # runs without swept parameters in an experiment whose other runs have them (runs made
+    # before the experiment got its sweep) are their own scenario, not the whole experiment
+    plain = df["scenario"] == "all"
+    swept = set(df.loc[~plain, "experiment"])
+    df.loc[plain & df["experiment"].isin(swept), "scenario"] = NO_SWEEP
+    return df
 
-
-_recorders: list[list[Path]] = []
 
 # the folders of a results directory the analysis owns, and the suffixes of the files it
 # writes there: a file of those suffixes in those folders that an analysis run did not
 # write is stale (``remove_stale``); nothing else is ever deleted
 OWNED = {"figures": (".png", ".pdf", ".csv"), "tables": (".csv",)}
+
+# the lists of the ``recording_files`` blocks open in this context (thread or task), outer
+# first: a context variable, so no state is shared between threads or left after a block
+_RECORDERS: ContextVar[tuple[list[Path], ...]] = ContextVar("analysis_recorders", default=())
 
 
 @contextmanager
@@ -120,16 +134,16 @@ def recording_files():
     """Inside the block, every path ``write_table`` or ``note_written`` records is appended
     to the list it yields."""
     written: list[Path] = []
-    _recorders.append(written)
+    token = _RECORDERS.set((*_RECORDERS.get(), written))
     try:
         yield written
     finally:
-        _recorders[:] = [r for r in _recorders if r is not written]
+        _RECORDERS.reset(token)
 
 
 def note_written(path: Path) -> Path:
     """Record ``path`` as written by the analysis (for ``recording_files``)."""
-    for written in _recorders:
+    for written in _RECORDERS.get():
         written.append(Path(path))
     return Path(path)
 

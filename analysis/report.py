@@ -421,8 +421,8 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
              "", f"## {ref}'s reduction of average SCT vs each other policy", "",
              f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
              f"(ratio taken per run against {ref}'s run of the same trace: "
-             f"{ratio_unit_note(norm)}), then the half-width of that mean's 95% t-interval "
-             f"(from two or more runs); runs = seeds x repetitions; positive = {ref} is faster; "
+             f"{ratio_unit_note(norm)}), then `± x`: the half-width of that mean's 95% "
+             f"t-interval in percentage points (from two or more runs); runs = seeds x repetitions; positive = {ref} is faster; "
              "'-': no runs of "
              f"that policy in the scenario. A run's avg SCT is the mean over its stages; \"{ref} "
              "avg SCT, mean of runs\" is the mean of those over the scenario's runs "

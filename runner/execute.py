@@ -494,20 +494,26 @@ def backend_of(run_dir: Path) -> str | None:
         return None
 
 
-def recorded_policies(results: Path) -> set[str]:
-    """The policies the run directories of a results tree name (``<experiment>/<run>/``
-    with run_config.json or run.json, the files the analysis reads; not ``.``-prefixed)."""
+def run_policies(run_dir: Path) -> set[str]:
+    """The policy a run directory's run_config.json or run.json names (empty if neither
+    reads or names one)."""
     out = set()
-    for p in [*results.glob("*/*/run_config.json"), *results.glob("*/*/run.json")]:
-        if p.parent.name.startswith("."):
-            continue
+    for name in ("run_config.json", "run.json"):
         try:
-            policy = json.loads(p.read_text()).get("policy")
+            policy = json.loads((run_dir / name).read_text()).get("policy")
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(policy, str):
             out.add(policy)
     return out
+
+
+def recorded_policies(results: Path) -> set[str]:
+    """The policies the run directories of a results tree name (``<experiment>/<run>/``
+    with run_config.json or run.json, the files the analysis reads; not ``.``-prefixed)."""
+    runs = {p.parent for p in [*results.glob("*/*/run_config.json"),
+                               *results.glob("*/*/run.json")]}
+    return set().union(*(run_policies(d) for d in runs if not d.name.startswith(".")))
 
 
 def die_with_parent(parent_pid: int) -> None:

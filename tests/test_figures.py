@@ -140,6 +140,36 @@ def test_every_policy_colour_stands_out_on_white():
     assert len(set(_COLOURS)) == len(_COLOURS)
 
 
+def _lab(colour: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB hex colour, from the standard formulas."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in _rgb(colour)]
+    x = (0.4124 * lin[0] + 0.3576 * lin[1] + 0.1805 * lin[2]) / 0.95047
+    y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    z = (0.0193 * lin[0] + 0.1192 * lin[1] + 0.9505 * lin[2]) / 1.08883
+    f = [v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116 for v in (x, y, z)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def _delta_e(a: str, b: str) -> float:
+    return sum((u - v) ** 2 for u, v in zip(_lab(a), _lab(b))) ** 0.5
+
+
+def test_a_policy_added_to_the_registry_gets_a_colour_apart_from_every_other():
+    """A user's new policy is drawn beside the registry's: its colour (the first after
+    theirs) is at least 40 CIELAB units (CIE76) from each of theirs. By hand: pure red is
+    L 53.24, a 80.09, b 67.20. Seaborn's deep pink #e7298a, once ninth, is 37.2 from
+    Sincronia's orchid #cc78bc and would fail."""
+    from analysis.policies import registry, styles
+    lab = _lab("#ff0000")
+    assert [round(v, 1) for v in lab] == [53.2, 80.1, 67.2]
+    assert 37.0 < _delta_e("#e7298a", "#cc78bc") < 37.5
+    reg = registry()
+    st = styles([*reg, "my-policy"])
+    new = st["my-policy"].colour
+    assert new not in {st[p].colour for p in reg}
+    assert min(_delta_e(new, st[p].colour) for p in reg) >= 40, new
+
+
 def _line_at_one(ax):
     lines = [ln for ln in ax.get_lines() if list(ln.get_ydata()) == [1.0, 1.0]]
     assert len(lines) == 1

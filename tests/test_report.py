@@ -6,6 +6,7 @@ seeds; positive = Beamer faster. The expected cells are computed below by hand.
 import json
 import math
 import re
+import shutil
 
 import pandas as pd
 import pytest
@@ -48,6 +49,7 @@ def test_summary_reduction_sign_and_values(tmp_path):
     # of (0.2, 0.4) = 0.14142, half-width 12.7062 x 0.14142 / sqrt(2) = 1.2706 -> 127.1%;
     # fair sd of (-1.0, 0.5) = 1.06066, half-width 12.7062 x 0.75 = 9.5297 -> 953.0%
     assert "| exp | x=1 | 2 | 7.00 | +30.0% ± 127.1 | -25.0% ± 953.0 |" in text
+    assert "`± x`: the half-width of that mean's 95% t-interval in percentage points" in text
     assert f"| {REFERENCE} avg SCT, mean of runs (s) | vs sincronia | vs fair |" in text
     # distance from the LB, columns beamer, sincronia, fair: mean of avg / 4 over seeds:
     # (8 + 6) / 8 = 1.75, 10 / 4 = 2.5, (4 + 12) / 8 = 2.0
@@ -203,7 +205,9 @@ def test_single_run_bars_have_no_error_bar(tmp_path):
     make_report(tmp_path)
     fig = pd.read_csv(tmp_path / "figures" / "one_normalised_avg_sct.csv")
     assert fig["ci95"].isna().all() and (fig["runs"] == 1).all()
-    assert "±" not in (tmp_path / "summary.md").read_text()
+    rows = [ln for ln in (tmp_path / "summary.md").read_text().splitlines()
+            if ln.startswith("| one |")]
+    assert rows and not any("±" in ln for ln in rows)
 
 
 def test_tables_hold_no_absolute_paths(tmp_path):
@@ -531,3 +535,49 @@ def test_summary_names_each_policys_reallocation_mode():
     assert line.endswith("`beamer` queues; `fair` flow; `lifo` flow (1 run), queues (1 run); "
                          "`varys` coflow.")
     assert realloc_lines(runs.drop(columns="realloc"), ["beamer"]) == []
+
+
+def test_recording_files_collects_what_its_block_writes_and_nothing_else(tmp_path):
+    """Nested blocks both collect a file written in the inner one; a file written outside
+    any block, or in another thread while a block is open, is collected by none."""
+    import threading
+
+    from analysis.load import note_written, recording_files
+    note_written(tmp_path / "before.png")
+    with recording_files() as outer:
+        note_written(tmp_path / "a.png")
+        with recording_files() as inner:
+            note_written(tmp_path / "b.csv")
+            t = threading.Thread(target=note_written, args=(tmp_path / "thread.png",))
+            t.start()
+            t.join()
+        note_written(tmp_path / "c.pdf")
+    note_written(tmp_path / "after.png")
+    assert outer == [tmp_path / "a.png", tmp_path / "b.csv", tmp_path / "c.pdf"]
+    assert inner == [tmp_path / "b.csv"]
+
+
+def test_runs_made_before_an_experiment_got_its_sweep_are_their_own_scenario(tmp_path):
+    """`exp` has runs at x=1 and one older run without swept parameters; `other` has no
+    sweep at all. The older run of `exp` is the scenario "no sweep" (not "all", which reads
+    as the whole experiment pooled) and keeps its own row in the summary; `other` stays
+    "all"."""
+    from analysis.load import load_runs
+    write_tree(tmp_path)
+    write_tree(tmp_path, exp="other")
+    for d in (tmp_path / "other").iterdir():
+        run = json.loads((d / "run.json").read_text())
+        run["params"] = {}
+        (d / "run.json").write_text(json.dumps(run))
+    old = tmp_path / "exp" / "policy=beamer,seed=1"
+    shutil.copytree(tmp_path / "exp" / "x=1,policy=beamer,seed=1", old)
+    run = json.loads((old / "run.json").read_text())
+    run["params"] = {}
+    (old / "run.json").write_text(json.dumps(run))
+    runs = load_runs(tmp_path).set_index("run")["scenario"]
+    assert runs["exp/policy=beamer,seed=1"] == "no sweep"
+    assert runs["exp/x=1,policy=beamer,seed=1"] == "x=1"
+    assert set(runs[runs.index.str.startswith("other/")]) == {"all"}
+    text = make_report(tmp_path).read_text()
+    assert "| exp | no sweep | 1 | 8.00 | - | - |" in text
+    assert "| other | all | 2 |" in text

@@ -224,3 +224,24 @@ def test_a_zombie_process_id_is_not_a_running_writer():
     finally:
         os.waitpid(pid, 0)
     assert not _pid_running(pid)
+
+
+def test_reference_may_name_the_policy_of_a_run_that_is_put_back(tmp_path):
+    """The only `fair` run sits renamed aside by a killed replacement and the config now
+    asks for Sincronia: the run puts the `fair` run back before the analysis reads the
+    directory, so --reference fair is accepted (here in a dry run, which changes nothing);
+    a policy no run has is refused, naming both in registry order."""
+    import os
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    assert runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis").returncode == 0
+    aside = out / "one" / f".old-policy=fair,seed=1-{_dead_pid()}"
+    os.replace(out / "one" / "policy=fair,seed=1", aside)
+    cfg.write_text(cfg.read_text().replace('policies = ["fair"]', 'policies = ["sincronia"]'))
+    r = runner("--config", cfg, "--out", out, "--dry-run", "--reference", "fair")
+    assert r.returncode == 0, r.stderr
+    assert "one/policy=fair,seed=1" not in r.stdout  # not a run of the config
+    assert aside.is_dir()
+    r = runner("--config", cfg, "--out", out, "--dry-run", "--reference", "varys")
+    assert r.returncode == 2
+    assert (f"--reference varys: not a policy of these runs or of {out} (sincronia, fair)"
+            in r.stderr)
