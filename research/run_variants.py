@@ -46,6 +46,8 @@ SETS = {  # name -> (candidates [(policy, params)], scenarios)
     "regime_final": ([("beamer", {})], REGIMES),
     "regime_estimate": ([("x-beamer-est", {"est": e}) for e in ("inflight", "scaled", "max-scaled", "full", "max")],
                         REGIMES),
+    "regime_sticky": ([("x-beamer-sticky", {"keep": k}) for k in (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)],
+                      REGIMES),
     "regime_estimate_whole": ([("x-beamer-est", {"est": e}) for e in ("whole", "rest")], REGIMES),
 }
 

@@ -505,3 +505,52 @@ class BeamerEstimate(Policy):
 
 
 CANDIDATES[BeamerEstimate.name] = BeamerEstimate
+
+
+class BeamerSticky(Policy):
+    """``beamer`` whose free-stage ranking favours the free stage it ranked first at its
+    previous decision: that stage's weight x (1 + ``keep``) in the BSSI over the free
+    stages, so a challenger must have ``keep`` less normalised remaining work to go ahead
+    (a stage whose in-flight estimate jumps for a moment keeps its place)."""
+    name = "x-beamer-sticky"
+    same_decision_at_flow_completions = True
+
+    def __init__(self, keep: float = 0.25):
+        from emulation.scheduler.beamer import Beamer
+        self.keep = keep
+        self._inner = Beamer()
+        self._first: str | None = None  # stage id ranked first among free stages last time
+
+    def decide(self, view: View) -> Decision:
+        from emulation.scheduler.beamer import in_flight_stage_loads
+        inner = self._inner
+        if view.num_coflows == 0:
+            return Decision(order=np.zeros(0, dtype=np.int64))
+        if view.coflow_ids == inner._ids:
+            return _kept_order(view, inner._order_ids)
+        order = inner._coflow.decide(view).order.copy()
+        free = ~view.stage_followed
+        positions = free[view.coflow_stage][order]
+        if positions.any():
+            loads = in_flight_stage_loads(view)
+            sel = np.flatnonzero(free)
+            w = view.stage_weight[sel].astype(float).copy()
+            ids = [view.stage_ids[s] for s in sel]
+            if self._first in ids:
+                w[ids.index(self._first)] *= 1.0 + self.keep
+            so = sel[bssi_order(np.ascontiguousarray(loads[sel]), w, view.capacity_bps)]
+            rank = np.full(len(view.stage_ids), len(view.stage_ids), dtype=np.int64)
+            rank[so] = np.arange(len(so))
+            cidx = np.flatnonzero(free[view.coflow_stage])
+            job_key = -view.job_critical_path_s[view.coflow_job[cidx]]
+            order[positions] = cidx[np.lexsort((view.coflow_seq[cidx], job_key,
+                                                rank[view.coflow_stage[cidx]]))]
+            # the first free stage that has coflows in flight
+            active = [s for s in so if free[s] and np.any(view.coflow_stage == s)]
+            self._first = view.stage_ids[active[0]] if active else None
+        inner._ids = view.coflow_ids
+        inner._order_ids = [view.coflow_ids[i] for i in order]
+        return Decision(order=order)
+
+
+CANDIDATES[BeamerSticky.name] = BeamerSticky
