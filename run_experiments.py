@@ -71,7 +71,8 @@ The analysis (``analysis/``) reports every policy that ran, in the registry orde
 ``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``
 (default ``beamer`` when it ran, else the first policy in that order), and ``--cdf
 EXPERIMENT ...`` (or ``all``) chooses the experiments whose SCT CDFs it draws; both are
-checked against the configs' runs and those already in the results directory before any
+checked against the configs' runs and those already in the results directory (whole
+runs an interrupted runner left aside included, which the run puts back) before any
 run starts (and refused with ``--no-analysis`` or ``--verify``, which make no analysis),
 and the summary's first line repeats them.
 
@@ -91,7 +92,8 @@ Packet-level runs are not deterministic (TCP, host scheduling): ``experiment.rep
 ``run_experiments.py`` is the command line only (options, where results go, the checks
 before any run starts); the runner itself is the ``runner`` package: ``runner.config`` (the
 experiment TOML schema and its expansion into runs), ``runner.execute`` (running them
-into a results directory) and ``runner.verify`` (``--verify``).
+into a results directory), ``runner.results_dir`` (what a results directory holds) and
+``runner.verify`` (``--verify``).
 """
 from __future__ import annotations
 
@@ -102,10 +104,11 @@ from pathlib import Path
 
 from runner.config import (MININET_SKIPPED, REPO, collect_specs, registered_policies,
                            suite_configs)
-from runner.execute import (backend_of, clear_leftovers, committed_runs, config_changes,
-                            interrupted_leftovers, label_changes, put_back_plan, recorded_policies,
-                            relabel, resolved_realloc, run_all, run_policies, run_status,
-                            stale_runs)
+from runner.execute import run_all
+from runner.results_dir import (backend_of, clear_leftovers, committed_runs, config_changes,
+                                interrupted_leftovers, label_changes, put_back_plan,
+                                recorded_policies, relabel, resolved_realloc, run_policies,
+                                run_status, stale_runs)
 from runner.verify import verify
 from workloads.cli import run_cli
 from workloads.config import ConfigError
@@ -138,17 +141,22 @@ def _into_reference(out: Path, args: argparse.Namespace) -> bool:
     return out == REFERENCE_DIR.resolve() and bool(args.config or args.full) and not args.force
 
 
-def leftovers(out: Path, args: argparse.Namespace) -> tuple[str | None, dict[Path, Path]]:
-    """What runners killed mid-write left in ``out`` (``interrupted_leftovers``): cleared by
-    this call (``clear_leftovers``: whole runs put back in place, the rest removed) unless
-    this is a dry run or a run that will be refused. Returns the note that says what was
-    (or would be) done, and for a dry run the runs a clear would put back
-    (``put_back_plan``: run directory -> leftover), so that its listing shows what the run
-    would find. Not looked for with a remote Dask cluster, whose workers' process ids are
-    not this machine's."""
+def found_leftovers(out: Path, args: argparse.Namespace) -> list[Path]:
+    """What runners killed mid-write left in ``out`` (``interrupted_leftovers``). Not
+    looked for with a remote Dask cluster, whose workers' process ids are not this
+    machine's."""
     if not out.is_dir() or (args.dask and args.dask != "local"):
-        return None, {}
-    found = interrupted_leftovers(out)
+        return []
+    return interrupted_leftovers(out)
+
+
+def leftovers(out: Path, args: argparse.Namespace,
+              found: list[Path]) -> tuple[str | None, dict[Path, Path]]:
+    """``found`` (``found_leftovers``): cleared by this call (``clear_leftovers``: whole
+    runs put back in place, the rest removed) unless this is a dry run or a run that will
+    be refused. Returns the note that says what was (or would be) done, and for a dry run
+    the runs a clear would put back (``put_back_plan``: run directory -> leftover), so
+    that its listing shows what the run would find."""
     if not found:
         return None, {}
     plan = put_back_plan(found)
@@ -167,6 +175,15 @@ def leftovers(out: Path, args: argparse.Namespace) -> tuple[str | None, dict[Pat
     if failed:
         parts.append(f"not cleared: {'; '.join(failed)}")
     return f"cleared what interrupted runs left under {_shown(out)}: {', '.join(parts)}", {}
+
+
+def _kernels_ready() -> None:
+    """Compile the simulator's kernels here, with a notice, if their cache is missing or
+    older than a kernel source (``emulation.fluid.run.ensure_kernels``, as the setup step
+    and the single-run command line do), before any worker loads them: a worker then only
+    loads them, and no run's wall time holds the compilation."""
+    from emulation.fluid.run import ensure_kernels
+    ensure_kernels(sys.stdout)
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -268,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                   "same command without --verify first, or name one with --out)",
                   file=sys.stderr)
             return 2
+        _kernels_ready()
         return verify(target, sample=args.sample, jobs=args.jobs)
     configs = args.config or suite_configs()
     try:
@@ -286,9 +304,9 @@ def main(argv: list[str] | None = None) -> int:
                           "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
                      for n in notes]
     in_out = f" or of {where}" if out.is_dir() else ""  # what the analysis would read too
+    found = found_leftovers(out, args)
     # whole runs an interrupted runner left aside, which this run puts back before analysing
-    coming_back = (put_back_plan(interrupted_leftovers(out))
-                   if out.is_dir() and not (args.dask and args.dask != "local") else {})
+    coming_back = put_back_plan(found)
     if args.reference is not None:
         known = {s.policy for s in specs} | recorded_policies(out)
         known |= set().union(*(run_policies(d) for d in coming_back.values()))
@@ -310,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     for n in notes:
         print(f"note: {n}")
-    left, put_back = leftovers(out, args)
+    left, put_back = leftovers(out, args, found)
     if left:
         print(f"note: {left}")
 
@@ -379,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     replacing = f", {len(different)} of them replacing a different run" if different else ""
     print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} already done, {len(todo)} to run"
           f"{replacing} ({workers})")
+    if todo:
+        _kernels_ready()
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
     if stale:  # the summary says so too: its tables mix these runs with the configs' own
@@ -398,5 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs the rest (a "
+               "run cut short leaves nothing the next one does not clear); if the analysis was "
+               "cut short, summary.md, tables/ and figures/ may disagree until it runs again")
+
 if __name__ == "__main__":
-    run_cli(main)
+    run_cli(main, interrupted=INTERRUPTED)

@@ -42,4 +42,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    run_cli(main, interrupted="interrupted: the analysis did not finish, so summary.md, "
+            "tables/ and figures/ may disagree until the same command runs again")

@@ -123,8 +123,9 @@ def suite_check_lines(runs, stages, reference: str = "beamer") -> list[str]:
         others = [b for b in SUITE_CHECK_BASELINES if b != reference]
         if reference in SUITE_CHECK_BASELINES:  # say why the check is missing
             return ["", f"(No check of {reference} against {' and '.join(others)} across the "
-                    f"fluid experiments: {' and '.join(others)} did not run here; the check "
-                    f"compares the reference with {' and '.join(SUITE_CHECK_BASELINES)}.)"]
+                    f"fluid experiments: the records have no fluid runs of "
+                    f"{' and '.join(others)}; the check compares the reference with each of "
+                    f"{' and '.join(SUITE_CHECK_BASELINES)} that is not the reference.)"]
         return []
     key = ["experiment", "scenario", "policy", "workload_seed"]
     per_run = run_metrics(stages.merge(fluid[key].drop_duplicates(), on=key))

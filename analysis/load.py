@@ -9,7 +9,8 @@ values, numbers as numbers (``1e+10`` < ``2.5e+10`` < ``1e+11``): ``scenario_ord
 ``sort_scenarios`` (the tables are; ``load_runs`` keeps the directories' order, in which
 the records are read and summed, so that the numbers do not move with the order). ``write_table`` writes a
 table; ``note_written`` records any other file the analysis writes (a figure's PNG, PDF
-and CSV), and ``recording_files`` collects every file written inside a block (the summary
+and CSV), and ``recording_files`` collects every file written inside a block, in the
+same thread or task (the summary
 names the tables, and ``remove_stale`` deletes what an earlier analysis wrote and this one
 did not).
 
@@ -42,16 +43,16 @@ def _is_number(value: str) -> bool:
 
 
 def scenario_order(scenarios) -> list[str]:
-    """The distinct scenario labels, sorted part by part (``key=value``): by key, then by
-    value, as a number where every label's value of that key is one (``1e+10`` <
+    """The distinct scenario labels, ``NO_SWEEP`` first, then sorted part by part
+    (``key=value``): by key, then by value, as a number where every label's value of that key is one (``1e+10`` <
     ``2.5e+10`` < ``1e+11``), else as text (``gpu_mix``: ``1+2+4+8`` < ``2+4+8`` < ``8``)."""
     uniq = list(dict.fromkeys(str(s) for s in scenarios))
     numeric: dict[str, bool] = {}
     for s in uniq:
         for k, v in _parts(s):
             numeric[k] = numeric.get(k, True) and _is_number(v)
-    return sorted(uniq, key=lambda s: tuple(
-        (k, float(v), "") if numeric[k] else (k, 0.0, v) for k, v in _parts(s)))
+    return sorted(uniq, key=lambda s: (s != NO_SWEEP, tuple(
+        (k, float(v), "") if numeric[k] else (k, 0.0, v) for k, v in _parts(s))))
 
 
 def sort_scenarios(df: pd.DataFrame) -> pd.DataFrame:
@@ -111,7 +112,7 @@ def load_runs(results: Path) -> pd.DataFrame:
     if not rows:
         raise FileNotFoundError(f"no run records (*/*/run.json) under {results}")
     df = pd.DataFrame(rows)
-    # runs without swept parameters in an experiment whose other runs have them (runs made
+    # runs without swept parameters in an experiment whose other runs have them (e.g. made
     # before the experiment got its sweep) are their own scenario, not the whole experiment
     plain = df["scenario"] == "all"
     swept = set(df.loc[~plain, "experiment"])

@@ -37,9 +37,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import plots
-from analysis.load import (load_jobs, load_runs, load_stages, load_twin_pairs, recording_files,
-                           remove_stale,
-                           scenario_order, sort_scenarios, write_table)
+from analysis.load import (NO_SWEEP, load_jobs, load_runs, load_stages, load_twin_pairs,
+                           recording_files, remove_stale, scenario_order, sort_scenarios,
+                           write_table)
 from analysis.criteria import congestion_section, suite_check_lines
 from analysis.metrics import normalised, sct_table
 from analysis.regimes import regime_section
@@ -103,6 +103,10 @@ def line_fallback(er: pd.DataFrame) -> str | None:
                 f'{int((~line).sum())} "bars"; runs the config no longer makes (the runner\'s '
                 "note names them) are kept in this results directory: remove them for the "
                 "figure the config asks for")
+    plain = er["scenario"] == NO_SWEEP if "scenario" in er else pd.Series(False, index=er.index)
+    if plain.any():
+        return (f'{count(plain.sum(), "run")} without the sweep (scenario "{NO_SWEEP}", e.g. '
+                "made before it was added): remove them for the line figure")
     swept = [c[len("param:"):] for c in er.columns if c.startswith("param:") and er[c].notna().all()]
     if len(swept) != 1:
         return f"{len(swept)} swept keys: {', '.join(swept)}" if swept else "no swept key"
@@ -422,8 +426,8 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
              f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
              f"(ratio taken per run against {ref}'s run of the same trace: "
              f"{ratio_unit_note(norm)}), then `± x`: the half-width of that mean's 95% "
-             f"t-interval in percentage points (from two or more runs); runs = seeds x repetitions; positive = {ref} is faster; "
-             "'-': no runs of "
+             "t-interval in percentage points (from two or more runs); runs = seeds x "
+             f"repetitions; positive = {ref} is faster; '-': no runs of "
              f"that policy in the scenario. A run's avg SCT is the mean over its stages; \"{ref} "
              "avg SCT, mean of runs\" is the mean of those over the scenario's runs "
              "(`avg_sct_s_mean` in `tables/normalised_avg_sct.csv`), not the mean over all "

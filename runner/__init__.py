@@ -2,7 +2,9 @@
 
 ``runner.config``  the experiment TOML schema and its expansion into runs (what the CLIs
                    of ``workloads`` and ``emulation.fluid`` import to validate a config);
-``runner.execute`` traces and lower bounds, one run into its directory, the state of a
-                   results directory, the whole set of runs (process pool or Dask);
+``runner.execute`` traces and lower bounds, one run into its directory, the whole set of
+                   runs (process pool or Dask);
+``runner.results_dir`` the state of a results directory: runs done or different, labels
+                   brought up to date, what killed runners left (removed or put back);
 ``runner.verify``  ``--verify``: recompute committed fluid runs and compare them.
 """

@@ -187,10 +187,25 @@ def suite_configs() -> list[Path]:
     return sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in SKIP_FILES)
 
 
+def _table_keys(table: str) -> set[str]:
+    """The keys one of the experiment / workload / topology tables may set."""
+    import dataclasses
+
+    from emulation.topology import TopologyConfig
+    from workloads.generator import WorkloadConfig
+    cls = {"experiment": ExperimentSection, "workload": WorkloadConfig,
+           "topology": TopologyConfig}[table]
+    return {f.name for f in dataclasses.fields(cls) if f.init}
+
+
 def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> None:
     parts = key.split(".")
     if len(parts) != 2 or parts[0] not in ("experiment", "workload", "topology"):
         raise ConfigError(f"{where}: key {key!r} must be 'experiment.X', 'workload.X' or 'topology.X'")
+    known = _table_keys(parts[0])
+    if parts[1] not in known:  # named here, not as if one sweep point were wrong
+        raise ConfigError(f"{where}: unknown key '{key}' (known {parts[0]} keys: "
+                          f"{', '.join(sorted(known))})")
     tables.setdefault(parts[0], {})[parts[1]] = value
 
 

@@ -1,19 +1,16 @@
 """Running experiment runs into a results directory.
 
-Owns everything that writes or reads a results directory's run directories
-(``<results dir>/<experiment>/<run name>/``): preparing each run's trace and lower bound
-once (``prepare_trace``, under ``<experiment>/traces/``), executing one run on its backend
-(``execute``: fluid, or Mininet with its fluid twin in ``twin/``), committing the run
-directory atomically (temp dir, then rename, with ``run_config.json`` and paths relative
-to the results directory; a run that raises leaves nothing behind but finished traces
-and bounds, which a rerun reuses), copying a fluid run identical to one already run
-(``split_duplicates``, ``reuse``), the state of a results directory (``committed_runs``,
-``is_done``, ``run_status``, ``config_changes``, ``stale_runs``, ``backend_of``,
-``interrupted_leftovers``, ``put_back_plan``; ``clear_leftovers``: what killed runners
-left, removed or put back; ``relabel``: a done run's description, figure and run lists brought up to
-date), and the whole set of runs
-with a progress bar (``run_all``: a process pool whose workers die with the runner
-(``die_with_parent``) or a Dask cluster; Mininet runs one at a time in this process).
+Owns the writing of run directories (``<results dir>/<experiment>/<run name>/``):
+preparing each run's trace and lower bound once (``prepare_trace``, under
+``<experiment>/traces/``), executing one run on its backend (``execute``: fluid, or
+Mininet with its fluid twin in ``twin/``), committing the run directory atomically (temp
+dir, then rename, with ``run_config.json`` and paths relative to the results directory;
+a run that raises leaves nothing behind but finished traces and bounds, which a rerun
+reuses), copying a fluid run identical to one already run (``split_duplicates``,
+``reuse``), and the whole set of runs with a progress bar (``run_all``: a process pool
+whose workers ignore Ctrl-C and die with the runner, ``pool_worker``, or a Dask
+cluster; Mininet runs one at a time in this process). Reading a results directory's
+state and clearing what killed runners left: ``runner.results_dir``.
 """
 from __future__ import annotations
 
@@ -30,9 +27,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from runner.config import (COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec,
-                           content_key, run_key)
+from runner.config import RunSpec, content_key
 from runner.progress import progress
+from runner.results_dir import run_config_text, write_atomic
 from workloads.config import build
 
 
@@ -49,7 +46,7 @@ def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
     tpath = Path(spec.trace_path) if spec.trace_path else traces / f"{key}.json"
     if not spec.trace_path and not tpath.exists():
         t = generate(build(WorkloadConfig, spec.workload, "workload"))
-        _write_atomic(tpath, lambda tmp: trace_mod.save(t, tmp))
+        write_atomic(tpath, lambda tmp: trace_mod.save(t, tmp))
     cfg = spec.experiment_cfg
     lb_key = hashlib.sha256(json.dumps([key, spec.topology, cfg["release_at_zero"]],
                                        sort_keys=True).encode()).hexdigest()[:16]
@@ -60,19 +57,8 @@ def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
         lb = lower_bound(t, topo, release_at_zero=cfg["release_at_zero"])
         text = json.dumps({"lower_bound_avg_sct_s": lb.avg_sct_s, "method": lb.method,
                            "lp_rounds": lb.lp_rounds, "lp_cuts": lb.lp_cuts})
-        _write_atomic(lbpath, lambda tmp: tmp.write_text(text))
+        write_atomic(lbpath, lambda tmp: tmp.write_text(text))
     return str(tpath), str(lbpath)
-
-
-def _write_atomic(path: Path, write) -> None:
-    """``write(tmp)`` into a temporary file beside ``path``, then rename it to ``path``;
-    on any error the temporary file is removed and ``path`` is left as it was."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict[str, Any]:
@@ -110,18 +96,12 @@ def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
     return changed
 
 
-def _run_config_text(spec: RunSpec) -> str:
-    """A run directory's run_config.json: the run's config and its config hash."""
-    return json.dumps({**spec.config, "config_hash": spec.config_hash}, indent=2,
-                      sort_keys=True) + "\n"
-
-
 def _commit_run_dir(spec: RunSpec, tmp: Path, final: Path) -> None:
     """Write ``run_config.json`` into the finished temporary run directory, then move it
     into place. An older run of the same name is renamed aside first and removed only
     once the new one is in place, so ``final`` always holds one whole run (the old one if
     the rename fails)."""
-    (tmp / "run_config.json").write_text(_run_config_text(spec))
+    (tmp / "run_config.json").write_text(run_config_text(spec))
     old = final.with_name(f".old-{final.name}-{os.getpid()}")
     if final.exists():
         os.replace(final, old)
@@ -243,279 +223,6 @@ def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec]
     return run, copies
 
 
-_LEFTOVER = re.compile(r"^\.(?:tmp-|old-)(?P<name>.+)-(?P<pid>\d+)$|^\..+\.(?P<fpid>\d+)\.tmp$")
-
-
-def _pid_running(pid: int) -> bool:
-    """True if a process with this id runs on this machine (whoever owns it); a zombie
-    (exited, not yet reaped by its parent: ``lifetime.process_start_ticks`` finds its
-    ``/proc`` entry but no running process) does not run."""
-    from emulation.lifetime import process_start_ticks
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    except (OverflowError, ValueError):
-        return False  # no such process id can exist
-    return not (os.path.exists(f"/proc/{pid}/stat") and process_start_ticks(pid) is None)
-
-
-def interrupted_leftovers(results: Path) -> list[Path]:
-    """What runners killed mid-write (SIGKILL, a power cut) left in a results directory:
-    temporary run directories ``<experiment>/.tmp-<run>-<pid>``, older runs renamed aside
-    ``<experiment>/.old-<run>-<pid>``, and temporary files ``.<file>.<pid>.tmp`` beside
-    traces, bounds and run.json files, whose process id runs on this machine no longer.
-    The check knows this machine's processes only: a runner on another machine (a remote
-    Dask worker) or in another container writing into the same directory is taken for
-    dead. A process id reused since keeps its leftovers listed as live. Sorted."""
-    found = []
-    for pattern in ("*/.tmp-*", "*/.old-*", "*/traces/.*.tmp", "*/*/.*.tmp", "*/*/twin/.*.tmp"):
-        for p in results.glob(pattern):
-            m = _LEFTOVER.match(p.name)
-            if m and not _pid_running(int(m.group("pid") or m.group("fpid"))):
-                found.append(p)
-    return sorted(set(found))
-
-
-def _whole_run(d: Path) -> bool:
-    """True if ``d`` is a directory whose run_config.json (written last) reads whole."""
-    try:
-        return isinstance(json.loads((d / "run_config.json").read_text()), dict)
-    except (OSError, ValueError):
-        return False
-
-
-def put_back_plan(leftovers: list[Path]) -> dict[Path, Path]:
-    """Run directory -> the leftover ``clear_leftovers`` moves into it, for every run
-    directory that is missing: a whole temporary run (``.tmp-<run>-<pid>`` with its
-    run_config.json: the runner was killed after finishing the run, before its directory
-    was renamed into place), else a whole older run renamed aside (``.old-<run>-<pid>``:
-    killed while replacing it). Of several candidates the newest run_config.json wins."""
-    plan: dict[Path, Path] = {}
-    for p in leftovers:
-        m = _LEFTOVER.match(p.name)
-        if not m or not m.group("name") or not _whole_run(p):
-            continue
-        final = p.with_name(m.group("name"))
-        if final.exists():
-            continue
-        rank = (p.name.startswith(".tmp-"), (p / "run_config.json").stat().st_mtime)
-        cur = plan.get(final)
-        if cur is None or rank > (cur.name.startswith(".tmp-"),
-                                  (cur / "run_config.json").stat().st_mtime):
-            plan[final] = p
-    return plan
-
-
-def clear_leftovers(leftovers: list[Path]) -> tuple[int, int, list[str]]:
-    """Clear ``interrupted_leftovers``: each run of ``put_back_plan`` is moved into place,
-    everything else is removed. Returns (removed, put back, what could not be cleared as
-    ``name: reason``); a path counts as removed only once it is gone."""
-    plan = put_back_plan(leftovers)
-    restored, failed = 0, []
-    for final, src in plan.items():
-        try:
-            os.replace(src, final)
-            restored += 1
-        except OSError as exc:
-            failed.append(f"{src.name}: {exc.strerror or exc}")
-    moved = set(plan.values())
-    removed = 0
-    for p in leftovers:
-        if p in moved:
-            continue
-        try:
-            if p.is_dir() and not p.is_symlink():
-                shutil.rmtree(p)
-            else:
-                p.unlink(missing_ok=True)
-        except OSError as exc:
-            failed.append(f"{p.name}: {exc.strerror or exc}")
-            continue
-        removed += 1
-    return removed, restored, failed
-
-
-def committed_runs(results: Path) -> list[Path]:
-    """Run directories (holding run_config.json) of a results tree, sorted; directories
-    whose name starts with ``.`` (a run being written, or an older run being replaced)
-    are not runs."""
-    return sorted(p.parent for p in results.glob("*/*/run_config.json")
-                  if not p.parent.name.startswith("."))
-
-
-def is_done(spec: RunSpec, out_root: Path) -> bool:
-    """True if the run's directory holds this run (``run_status``)."""
-    return run_status(spec, out_root)[0] == "done"
-
-
-def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
-               ) -> tuple[str, str | None]:
-    """("done" | "to run" | "different", the config hash found). A run directory whose
-    run_config.json holds the same config hash is done, and so is one whose config differs
-    only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` or the run lists of
-    ``RUN_LIST_EXPERIMENT_KEYS`` (same ``run_key``; the hash found is then not the spec's,
-    and ``relabel`` writes the spec's config and hash); one holding another
-    run (or an unreadable run_config.json) is a different run, replaced only with
-    ``--force``, and so is a fluid run recorded under another reallocation mode than the
-    spec resolves to (``resolved_realloc``; the second value is then ``"realloc MODE"``,
-    the recorded mode). ``run_dir``: read that directory instead of the run's own (what
-    a dry run would find there once ``put_back_plan`` moved it into place)."""
-    d = run_dir or out_root / spec.experiment / spec.name
-    if not d.exists():
-        return "to run", None
-    try:
-        stored = json.loads((d / "run_config.json").read_text())
-        old = stored.get("config_hash")
-        same = old == spec.config_hash or run_key(stored) == spec.run_key
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        old, same = None, False
-    if same:
-        recorded, wanted = recorded_realloc(d), resolved_realloc(spec)
-        if recorded is not None and wanted is not None and recorded != wanted:
-            return "different", f"realloc {recorded}"
-    return ("done" if same else "different"), old
-
-
-def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
-    """A run config's leaves by dotted key (``workload.num_apps``); a list of tables by
-    index (``workload.tenants[1].eta``), other lists whole."""
-    if isinstance(config, list) and config and all(isinstance(v, dict) for v in config):
-        out: dict[str, Any] = {}
-        for i, v in enumerate(config):
-            out.update(_flat(v, f"{prefix}[{i}]"))
-        return out
-    if not isinstance(config, dict):
-        return {prefix: config}
-    out = {}
-    for k, v in config.items():
-        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
-    return out
-
-
-def config_changes(spec: RunSpec, out_root: Path, *, limit: int | None = 3,
-                   run_dir: Path | None = None) -> str:
-    """What differs between the run recorded in ``spec``'s run directory and ``spec``, for
-    a message: up to ``limit`` (None: all) dotted keys with the recorded and the new
-    value (``workload.num_apps 8 -> 12``), then how many more; the keys that never make a run
-    different (config hash, trace location, labels, run lists) are left out. Empty if the
-    directory's run_config.json is unreadable or nothing but those keys differs."""
-    try:
-        d = run_dir or out_root / spec.experiment / spec.name
-        stored = json.loads((d / "run_config.json").read_text())
-        old = _flat({k: v for k, v in stored.items() if k != "config_hash"})
-    except (OSError, ValueError, AttributeError):
-        return ""
-    new = _flat(spec.config)
-    ignored = {f"experiment_cfg.{k}" for k in ("trace", *COSMETIC_EXPERIMENT_KEYS,
-                                                *RUN_LIST_EXPERIMENT_KEYS)}
-    missing = object()
-    changed = [k for k in sorted(set(old) | set(new)) if k not in ignored
-               and not any(k.startswith(i + ".") for i in ignored)
-               and old.get(k, missing) != new.get(k, missing)]
-
-    def shown(v: Any) -> str:
-        return "(none)" if v is missing else json.dumps(v)
-
-    def key(k: str) -> str:  # as the TOML names it: a run config's experiment_cfg is [experiment]
-        return "experiment." + k[len("experiment_cfg."):] if k.startswith("experiment_cfg.") else k
-
-    parts = [f"{key(k)} {shown(old.get(k, missing))} -> {shown(new.get(k, missing))}"
-             for k in changed[:limit]]
-    if limit is not None and len(changed) > limit:
-        parts.append(f"{len(changed) - limit} more")
-    return ", ".join(parts)
-
-
-def label_changes(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None) -> str:
-    """The labels and run lists (``COSMETIC_EXPERIMENT_KEYS``, ``RUN_LIST_EXPERIMENT_KEYS``)
-    in which the run recorded in ``spec``'s run directory differs from ``spec``, by their
-    TOML names (``experiment.description, experiment.policies``); empty if none differs or
-    the directory's run_config.json is unreadable."""
-    try:
-        d = run_dir or out_root / spec.experiment / spec.name
-        stored = json.loads((d / "run_config.json").read_text())["experiment_cfg"]
-        new = spec.config["experiment_cfg"]
-        return ", ".join(f"experiment.{k}" for k in (*COSMETIC_EXPERIMENT_KEYS,
-                                                     *RUN_LIST_EXPERIMENT_KEYS)
-                         if stored.get(k) != new.get(k))
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        return ""
-
-
-def resolved_realloc(spec: RunSpec) -> str | None:
-    """The reallocation mode a fluid run of ``spec`` uses: ``experiment.realloc``, or for
-    ``"policy"`` the policy's ``realloc_mode()`` as registered now (None: a packet-level
-    run). A run recorded under another mode (its policy's ``default_realloc`` or
-    ``allocation`` changed since) is a different run although its config hash is the same."""
-    if spec.backend != "fluid":
-        return None
-    from emulation.scheduler import POLICIES
-    cls = POLICIES.get(spec.policy)
-    return cls.resolve_realloc(spec.experiment_cfg["realloc"]) if cls is not None else None
-
-
-def recorded_realloc(run_dir: Path) -> str | None:
-    """The reallocation mode a run directory's run.json records (None if unreadable)."""
-    try:
-        return json.loads((run_dir / "run.json").read_text()).get("realloc")
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def relabel(spec: RunSpec, out_root: Path) -> None:
-    """Write ``spec``'s config (its labels and run lists) and config hash into the
-    run directory that holds the same run under other labels: run.json's (and a twin's)
-    ``config_hash``, then run_config.json, each replaced whole. The records are kept."""
-    d = out_root / spec.experiment / spec.name
-    for rj in (d / "run.json", d / "twin" / "run.json"):
-        if rj.exists():
-            run = {**json.loads(rj.read_text()), "config_hash": spec.config_hash}
-            text = json.dumps(run, indent=2, sort_keys=True, default=str) + "\n"
-            _write_atomic(rj, lambda tmp: tmp.write_text(text))
-    _write_atomic(d / "run_config.json", lambda tmp: tmp.write_text(_run_config_text(spec)))
-
-
-def stale_runs(specs: list[RunSpec], out_root: Path) -> list[str]:
-    """Run directories under ``out_root`` (``<experiment>/<run>/run_config.json``) that no
-    spec of this invocation names: kept, and read by the analysis with the others."""
-    names = {(s.experiment, s.name) for s in specs}
-    return [f"{r.parent.name}/{r.name}" for r in committed_runs(out_root)
-            if (r.parent.name, r.name) not in names]
-
-
-def backend_of(run_dir: Path) -> str | None:
-    """The backend a run directory's run_config.json names (None if unreadable)."""
-    try:
-        return json.loads((run_dir / "run_config.json").read_text()).get("backend")
-    except (OSError, ValueError):
-        return None
-
-
-def run_policies(run_dir: Path) -> set[str]:
-    """The policy a run directory's run_config.json or run.json names (empty if neither
-    reads or names one)."""
-    out = set()
-    for name in ("run_config.json", "run.json"):
-        try:
-            policy = json.loads((run_dir / name).read_text()).get("policy")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(policy, str):
-            out.add(policy)
-    return out
-
-
-def recorded_policies(results: Path) -> set[str]:
-    """The policies the run directories of a results tree name (``<experiment>/<run>/``
-    with run_config.json or run.json, the files the analysis reads; not ``.``-prefixed)."""
-    runs = {p.parent for p in [*results.glob("*/*/run_config.json"),
-                               *results.glob("*/*/run.json")]}
-    return set().union(*(run_policies(d) for d in runs if not d.name.startswith(".")))
-
-
 def die_with_parent(parent_pid: int) -> None:
     """Worker-process initializer: ask Linux to send this process SIGTERM when the runner
     that started it dies (``prctl(PR_SET_PDEATHSIG)``), so that a runner killed outright
@@ -527,6 +234,16 @@ def die_with_parent(parent_pid: int) -> None:
     from emulation.lifetime import set_parent_death_signal
     if set_parent_death_signal() and os.getppid() != parent_pid:
         os._exit(1)
+
+
+def pool_worker(parent_pid: int) -> None:
+    """Initializer of the runner's forked workers: ``die_with_parent``, and Ctrl-C
+    (SIGINT, sent to the whole process group by a terminal) ignored, so that only the
+    runner handles it (it stops its workers itself) and no idle worker prints a
+    traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
 
 
 def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None,
@@ -577,17 +294,23 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
             for s in pooled:
                 done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         else:
-            # forked workers, so that their parent is the runner (die_with_parent)
+            # forked workers, so that their parent is the runner (pool_worker)
             fork = sys.platform.startswith("linux")
             with ProcessPoolExecutor(
                     max_workers=jobs,
                     mp_context=multiprocessing.get_context("fork") if fork else None,
-                    initializer=die_with_parent if fork else None,
+                    initializer=pool_worker if fork else None,
                     initargs=(os.getpid(),) if fork else ()) as pool:
                 futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
                         for s in pooled}
-                for fut in as_completed(futs):
-                    done(futs[fut], fut.result())
+                try:
+                    for fut in as_completed(futs):
+                        done(futs[fut], fut.result())
+                except KeyboardInterrupt:  # stop now: no queued run starts, ours end
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for child in multiprocessing.active_children():
+                        child.terminate()
+                    raise
         for s in local_only:
             done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         for s, src in copies:

@@ -19,7 +19,8 @@ from typing import Any
 
 from emulation.records import file_sha256
 from runner.config import REPO, RunSpec
-from runner.execute import committed_runs, execute, prepare_trace
+from runner.execute import execute, prepare_trace
+from runner.results_dir import committed_runs
 from workloads.config import ConfigError
 
 VERIFY_KEYS = ("avg_sct_s", "p95_sct_s")

@@ -27,6 +27,7 @@ def test_a_bad_value_from_a_sweep_names_its_sweep_point(tmp_path, key, values, m
         load_experiment(cfg, full=False)
     assert str(exc.value) == f"{cfg}: {message}"
 
+
 def test_a_bad_value_the_sweep_does_not_touch_names_no_sweep_point(tmp_path):
     """num_apps = 0 is bad at both points of a sweep over the arrival rate: the error names
     the key alone, not the first point (which would suggest the point matters)."""
@@ -51,7 +52,6 @@ def test_a_bad_value_the_sweep_does_not_touch_names_no_sweep_point(tmp_path):
         with pytest.raises(ConfigError) as exc:
             load_experiment(cfg, full=False)
         assert str(exc.value) == f"{cfg}: workload.num_apps: must be >= 1 at the sweep point {point}"
-
 
 
 @pytest.mark.parametrize("table,line,key,values,message", [
@@ -233,3 +233,19 @@ def test_a_bad_value_a_tenant_inherits_is_named_where_it_is_written():
     with pytest.raises(ConfigError) as exc:  # a tenant's own bad value: named in the tenant
         build(WorkloadConfig, table, "workload")
     assert str(exc.value) == "workload.tenants[0].eta: must be >= 2"
+
+
+@pytest.mark.parametrize("table", ["sweep", "full"])
+def test_a_misspelled_sweep_or_full_key_is_named_as_such(tmp_path, table):
+    """A [sweep] or [full] key that its table does not have is the file's mistake, not
+    one sweep point's: the error names the table and the key, and lists the known keys."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    values = "[0.5, 2.0]" if table == "sweep" else "0.5"
+    cfg = write(tmp_path, extra=f'[{table}]\n"workload.arival_rate_per_s" = {values}\n')
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=True)
+    msg = str(exc.value)
+    assert msg.startswith(f"{cfg} [{table}]: unknown key 'workload.arival_rate_per_s' "
+                          "(known workload keys: algorithm, arrival_rate_per_s, "), msg
+    assert "sweep point" not in msg

@@ -9,7 +9,7 @@ import pytest
 from emulation.scheduler import POLICIES
 from emulation.scheduler.fifo_lm import FifoLM
 from runner.config import load_experiment
-from runner.execute import run_status
+from runner.results_dir import run_status
 from tests.conftest import REPO
 from workloads.config import ConfigError
 

@@ -9,7 +9,7 @@ import pytest
 from emulation.fluid.run import run_fluid
 from emulation.topology import TopologyConfig, build_topology
 from runner.config import SKIP_FILES, load_experiment
-from runner.execute import is_done
+from runner.results_dir import is_done
 from tests.conftest import REPO
 from workloads import trace as trace_mod
 from workloads.__main__ import workload_config_from_toml

@@ -155,19 +155,37 @@ def _delta_e(a: str, b: str) -> float:
 
 
 def test_a_policy_added_to_the_registry_gets_a_colour_apart_from_every_other():
-    """A user's new policy is drawn beside the registry's: its colour (the first after
-    theirs) is at least 40 CIELAB units (CIE76) from each of theirs. By hand: pure red is
-    L 53.24, a 80.09, b 67.20. Seaborn's deep pink #e7298a, once ninth, is 37.2 from
-    Sincronia's orchid #cc78bc and would fail."""
-    from analysis.policies import registry, styles
-    lab = _lab("#ff0000")
-    assert [round(v, 1) for v in lab] == [53.2, 80.1, 67.2]
+    """A user's new policy is drawn beside the registry's and beside black reference
+    lines: its colour (the first after theirs) is at least 35 CIELAB units (CIE76) from
+    each of theirs and has a CIELAB lightness of at least 35 (navy #001c7f, 17.3, would
+    read as black next to a reference curve). By hand: pure red is L 53.24, a 80.09,
+    b 67.20; #e7298a is 37.2 from Sincronia's orchid #cc78bc."""
+    from analysis.policies import MIN_LIGHTNESS, registry, styles
+    assert [round(v, 1) for v in _lab("#ff0000")] == [53.2, 80.1, 67.2]
+    assert round(_lab("#001c7f")[0], 1) == 17.3 < MIN_LIGHTNESS == 35.0
     assert 37.0 < _delta_e("#e7298a", "#cc78bc") < 37.5
     reg = registry()
     st = styles([*reg, "my-policy"])
     new = st["my-policy"].colour
     assert new not in {st[p].colour for p in reg}
-    assert min(_delta_e(new, st[p].colour) for p in reg) >= 40, new
+    assert min(_delta_e(new, st[p].colour) for p in reg) >= 35, new
+    assert _lab(new)[0] >= MIN_LIGHTNESS and _delta_e(new, "#000000") >= 35, new
+
+
+def test_light_colours_come_first_after_the_registry_each_furthest_from_those_before():
+    """The palette's order after the registry's eight, checked by brute force: among the
+    colours left, light ones (lightness >= MIN_LIGHTNESS) before dark ones, and within
+    each group the one whose nearest colour so far (black and grey counted) is furthest."""
+    from analysis.policies import _COLOURS, MIN_LIGHTNESS, registry
+    n = len(registry())
+    chosen = [*_COLOURS[:n], "#000000", "#808080"]
+    rest = list(_COLOURS[n:])
+    while rest:
+        light = [c for c in rest if _lab(c)[0] >= MIN_LIGHTNESS] or rest
+        pick = max(light, key=lambda c: min(_delta_e(c, o) for o in chosen))
+        assert _COLOURS[len(chosen) - 2] == pick, (len(chosen) - 2, pick)
+        chosen.append(pick)
+        rest.remove(pick)
 
 
 def _line_at_one(ax):

@@ -581,3 +581,14 @@ def test_runs_made_before_an_experiment_got_its_sweep_are_their_own_scenario(tmp
     text = make_report(tmp_path).read_text()
     assert "| exp | no sweep | 1 | 8.00 | - | - |" in text
     assert "| other | all | 2 |" in text
+    assert text.index("| exp | no sweep |") < text.index("| exp | x=1 |")
+    # first in the order of scenarios whatever the swept key's name
+    from analysis.load import scenario_order
+    assert scenario_order(["x=2", "no sweep", "x=1"]) == ["no sweep", "x=1", "x=2"]
+    assert scenario_order(["a=2", "no sweep", "a=1"]) == ["no sweep", "a=1", "a=2"]
+    # a line figure falls back to bars, and says that these runs are why
+    from analysis.report import line_fallback
+    er = load_runs(tmp_path)
+    er = er[er["experiment"] == "exp"].assign(figure="line")
+    assert line_fallback(er) == ('1 run without the sweep (scenario "no sweep", e.g. made '
+                                 "before it was added): remove them for the line figure")

@@ -32,7 +32,7 @@ def test_config_changes_lists_leaves_and_counts_the_rest(tmp_path):
     """Hand-made configs: a nested value changed, a key added, a key removed and a label
     changed; with limit 2 the first two in key order are shown and the third counted."""
     from runner.config import load_experiment
-    from runner.execute import config_changes
+    from runner.results_dir import config_changes
     [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
     stored = json.loads(json.dumps(spec.config))
     stored["topology"]["link_rate_bps"] = 1.0
@@ -148,7 +148,7 @@ def test_a_put_back_run_of_another_config_refuses_in_the_dry_run_too(tmp_path):
 
 def test_a_changed_tenant_is_named_by_its_index():
     """Lists of tables (tenants) are compared item by item; other lists whole."""
-    from runner.execute import _flat
+    from runner.results_dir import _flat
     assert _flat({"w": {"tenants": [{"eta": 3}, {"eta": 4, "a": None}]}, "seeds": [1, 2],
                   "empty": []}) == {"w.tenants[0].eta": 3, "w.tenants[1].eta": 4,
                                     "w.tenants[1].a": None, "seeds": [1, 2], "empty": []}
@@ -212,7 +212,7 @@ def test_a_zombie_process_id_is_not_a_running_writer():
     """A child that has exited but is not reaped yet (a zombie) cannot be writing: what it
     left is cleared; a live process (this one) is running."""
     import os
-    from runner.execute import _pid_running
+    from runner.results_dir import _pid_running
     pid = os.fork()
     if pid == 0:
         os._exit(0)
@@ -229,8 +229,9 @@ def test_a_zombie_process_id_is_not_a_running_writer():
 def test_reference_may_name_the_policy_of_a_run_that_is_put_back(tmp_path):
     """The only `fair` run sits renamed aside by a killed replacement and the config now
     asks for Sincronia: the run puts the `fair` run back before the analysis reads the
-    directory, so --reference fair is accepted (here in a dry run, which changes nothing);
-    a policy no run has is refused, naming both in registry order."""
+    directory, so --reference fair is accepted (checked in a dry run, which changes
+    nothing); a policy no run has is refused, naming both in registry order. --cdf takes
+    that run's experiment, and its error lists the configs' experiments first."""
     import os
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     assert runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis").returncode == 0
@@ -245,3 +246,82 @@ def test_reference_may_name_the_policy_of_a_run_that_is_put_back(tmp_path):
     assert r.returncode == 2
     assert (f"--reference varys: not a policy of these runs or of {out} (sincronia, fair)"
             in r.stderr)
+    # the put-back run's experiment for --cdf, from a config of another experiment
+    other = tmp_path / "other.toml"
+    other.write_text(cfg.read_text().replace('name = "one"', 'name = "zother"'))
+    r = runner("--config", other, "--out", out, "--dry-run", "--cdf", "one")
+    assert r.returncode == 0, r.stderr
+    r = runner("--config", other, "--out", out, "--dry-run", "--cdf", "nope")
+    assert r.returncode == 2
+    assert (f"--cdf nope: not an experiment of these runs or of {out} (zother, one)"
+            in r.stderr), r.stderr
+
+
+INTERRUPT_AT_RUN = """
+import os, signal, sys, time
+import run_experiments as r
+import runner.execute as rexec
+from workloads.cli import run_cli
+
+real = rexec.EXECUTORS["fluid"]
+
+
+def fluid(spec, trace_path, lb_path, outdir):
+    run = real(spec, trace_path, lb_path, outdir)
+    if spec.name == os.environ["INTERRUPT_AT"]:
+        os.killpg(os.getpgrp(), signal.SIGINT)  # Ctrl-C in a terminal: the whole group
+        time.sleep(60)  # a long run the runner must stop, not wait for
+    return run
+
+
+rexec.EXECUTORS = {**rexec.EXECUTORS, "fluid": fluid}
+run_cli(lambda: r.main(sys.argv[1:]), interrupted=r.INTERRUPTED)
+"""
+
+
+def test_ctrl_c_stops_the_runner_and_its_workers_with_one_line(tmp_path):
+    """Ctrl-C (SIGINT to the runner's process group) while a worker is inside a run: the
+    runner stops its workers (no queued run starts, the one in progress is not waited
+    for), prints its one-line message without a traceback and exits 130; no process of
+    the group is left; the next run completes the rest."""
+    import os
+    import signal
+    import time
+
+    import run_experiments as rx
+    from tests.conftest import PYTHON, REPO
+    cfg = tmp_path / "int.toml"
+    cfg.write_text('[experiment]\nname = "int"\npolicies = ["fair", "sincronia", "beamer"]\n'
+                   'seeds = [1, 2, 3]\n\n[workload]\nnum_apps = 2\nmax_resource = 3\n'
+                   'num_hosts = 8\n')
+    out = tmp_path / "res"
+    t0 = time.time()
+    proc = subprocess.Popen([PYTHON, "-c", INTERRUPT_AT_RUN, "--config", str(cfg), "--out",
+                             str(out), "--jobs", "2", "--no-analysis"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,
+                            env={**os.environ, "INTERRUPT_AT": "policy=sincronia,seed=2",
+                                 "PYTHONPATH": str(REPO)})
+    try:
+        _, err = proc.communicate(timeout=50)
+    finally:
+        if proc.poll() is None:  # only this test's own group
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert time.time() - t0 < 45, "the runner waited for the interrupted run"
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == rx.INTERRUPTED
+    deadline, left = time.time() + 10, True
+    while left and time.time() < deadline:
+        try:
+            os.killpg(proc.pid, 0)  # any process of the runner's group still there?
+            time.sleep(0.1)
+        except ProcessLookupError:
+            left = False
+    assert not left, "a worker outlived the interrupted runner"
+    done = [d.name for d in (out / "int").iterdir() if d.name.startswith("policy=")]
+    assert "policy=sincronia,seed=2" not in done and len(done) < 9
+    r = runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis")
+    assert r.returncode == 0, r.stderr
+    assert f"{len(done)} already done, {9 - len(done)} to run" in r.stdout

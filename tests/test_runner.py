@@ -148,7 +148,7 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     old records; with --force the run is redone."""
     import run_experiments as rx
     from runner.config import load_experiment
-    from runner.execute import is_done, run_status
+    from runner.results_dir import is_done, run_status
     cfg = tmp_path / "one.toml"
     base = ('[experiment]\nname = "one"\npolicies = ["fair"]\nseeds = [1]\n'
             'priority_classes = {k}\n[workload]\nnum_apps = 2\nmax_resource = 3\n'
@@ -372,7 +372,8 @@ seeds = [1]
     cfg_b = json.loads((out / "b" / "policy=sincronia,seed=1" / "run_config.json").read_text())
     assert cfg_b["experiment"] == "b"
     # a rerun finds both done
-    assert all(rexec.is_done(s, out) for s in collect_specs(
+    from runner.results_dir import is_done
+    assert all(is_done(s, out) for s in collect_specs(
         [tmp_path / "a.toml", tmp_path / "b.toml"], full=False, backend="fluid")[0])
 
 
@@ -514,8 +515,9 @@ def test_reference_flag_of_the_runner(tmp_path):
     from analysis.report import make_report
     text = make_report(out, reference="sincronia").read_text()
     assert "## sincronia vs" not in text and (
-        "(No check of sincronia against varys across the fluid experiments: varys did not "
-        "run here; the check compares the reference with sincronia and varys.)") in text
+        "(No check of sincronia against varys across the fluid experiments: the records "
+        "have no fluid runs of varys; the check compares the reference with each of "
+        "sincronia and varys that is not the reference.)") in text
 
 
 def test_reference_may_name_a_policy_recorded_in_the_directory(tmp_path):

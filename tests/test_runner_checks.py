@@ -1,5 +1,7 @@
 """run_experiments.py: what is checked while the runs are collected (before any run, in
-``--dry-run`` too), and what a run that fails leaves in the results directory."""
+``--dry-run`` too: topologies against the trace's hosts, labels and run lists; config
+values and keys are in ``test_config_checks.py``), and what a run that fails leaves in
+the results directory."""
 import json
 import subprocess
 
@@ -156,7 +158,7 @@ def _failing(monkeypatch):
 def test_a_failing_run_leaves_no_directory_and_reruns(tmp_path, monkeypatch):
     import run_experiments as rx
     from runner.config import load_experiment
-    from runner.execute import committed_runs, run_status
+    from runner.results_dir import committed_runs, run_status
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     [spec] = load_experiment(cfg, full=False)
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
@@ -177,7 +179,7 @@ def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
     run is still there, whole, and still a different run."""
     import run_experiments as rx
     from runner.config import load_experiment
-    from runner.execute import run_status
+    from runner.results_dir import run_status
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
@@ -205,7 +207,7 @@ def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
     import run_experiments as rx
     from emulation.scheduler import POLICIES
     from runner.config import load_experiment
-    from runner.execute import resolved_realloc, run_status
+    from runner.results_dir import resolved_realloc, run_status
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
@@ -256,7 +258,7 @@ def test_commit_keeps_the_older_run_when_the_rename_fails(tmp_path, monkeypatch)
 
 
 def test_directories_starting_with_a_dot_are_not_runs(tmp_path):
-    from runner.execute import committed_runs
+    from runner.results_dir import committed_runs
     for name in (".tmp-a-1", ".old-a-1", "a"):
         (tmp_path / "e" / name).mkdir(parents=True)
         (tmp_path / "e" / name / "run_config.json").write_text("{}")
@@ -417,3 +419,25 @@ def test_which_topologies_have_hosts_without_traffic(tmp_path, topology, sweep, 
         assert part in note, note
     if sweep:
         assert notes[0].endswith("at the sweep point num_hosts=16")
+
+
+def test_the_runner_readies_the_kernels_once_before_its_runs_and_not_without_runs(
+        tmp_path, monkeypatch):
+    """The runner compiles a missing or stale kernel cache itself, with the notice the
+    single-run command line gives (``ensure_kernels``), once and before the first run
+    starts; a dry run and a run with nothing left to do do not."""
+    import emulation.fluid.run as fluid_run
+    import runner.execute as rexec
+    import run_experiments as rx
+    events = []
+    monkeypatch.setattr(fluid_run, "ensure_kernels",
+                        lambda stream=None, **kw: events.append("kernels"))
+    real = rexec.execute
+    monkeypatch.setattr(rexec, "execute",
+                        lambda spec, *a: events.append(spec.name) or real(spec, *a))
+    cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
+    args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
+    assert rx.main([*args, "--dry-run"]) == 0 and events == []
+    assert rx.main(args) == 0
+    assert events == ["kernels", "policy=fair,seed=1"]
+    assert rx.main(args) == 0 and events == ["kernels", "policy=fair,seed=1"]  # all done

@@ -6,7 +6,9 @@
 and when the reader of standard output goes away early (``... --dry-run | head``) it
 exits quietly with status 141 (128 + SIGPIPE, what a tool the signal ends reports)
 instead of printing a BrokenPipeError traceback. A broken pipe that is not standard
-output (a socket, a worker's pipe) is an error as before.
+output (a socket, a worker's pipe) is an error as before. Interrupted (Ctrl-C, SIGINT),
+it prints one line on standard error, the command's own ``interrupted`` message (what was
+kept and how to go on), and exits with status 130 (128 + SIGINT), without a traceback.
 """
 from __future__ import annotations
 
@@ -16,16 +18,25 @@ import sys
 from typing import Callable, NoReturn
 
 CLOSED_STDOUT_STATUS = 141  # 128 + SIGPIPE (13)
+INTERRUPTED_STATUS = 130  # 128 + SIGINT (2)
 
 
-def run_cli(main: Callable[[], int | None]) -> NoReturn:
+def run_cli(main: Callable[[], int | None], *, interrupted: str = "interrupted") -> NoReturn:
     """``sys.exit(main())``; exit ``CLOSED_STDOUT_STATUS`` without a word when standard
-    output was closed by its reader."""
+    output was closed by its reader, and ``INTERRUPTED_STATUS`` with the line
+    ``interrupted`` on standard error when interrupted."""
     try:
         try:
             status = main()
         except SystemExit as exc:  # argparse's --help and usage errors
             status = exc.code
+        except KeyboardInterrupt:
+            try:
+                sys.stdout.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+            print(f"\n{interrupted}", file=sys.stderr, flush=True)
+            os._exit(INTERRUPTED_STATUS)  # no waiting on worker threads or atexit joins
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
     except BrokenPipeError:
         if not stdout_closed():

@@ -14,8 +14,9 @@ that decides at coflow-level events gets ``queues`` (its classes re-share the ra
 every flow completion), Varys its published ``coflow`` (MADD rates held between coflow
 events), per-flow fair sharing ``flow``. ``--realloc flow|coflow|queues`` runs every
 policy under one mode (ablations). run.json records the mode (``realloc``) and where it
-came from (``realloc_source``). On the FB2010 trace the ``queues`` policies take 20-45 s
-and ``flow`` minutes for the priority policies; ``--realloc coflow`` takes about 2 s.
+came from (``realloc_source``). On the FB2010 trace the ``queues`` policies take 13-20
+times as long as ``--realloc coflow`` (13-23 s against about 1.2 s of simulation on the
+2-core machine of the README's numbers), and ``flow`` minutes for the priority policies.
 
 The lower bound (``avg_sct_over_lb``) is kept between runs in a cache directory
 (``--lb-cache-dir``; ``emulation/scheduler/lower_bound_cache.py`` says what its key holds):

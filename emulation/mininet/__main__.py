@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args, given = parse_given(ap, argv, (*TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
                                          "time_scale"))
-    from emulation.fluid.run import existing_run_error
+    from emulation.fluid.run import ensure_kernels, existing_run_error
     err = existing_run_error(args.output, force=args.force)
     if err:
         print(f"error: {err}", file=sys.stderr)
@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 2
+    ensure_kernels()  # the twin's and the scheduler's kernels, compiled once with a notice
     try:
         trace = coflow_benchmark.load_any(args.trace)
         run = run_mininet(trace=trace, trace_path=args.trace, topo_cfg=topo_cfg,
