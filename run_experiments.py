@@ -318,9 +318,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if args.cdf and "all" not in args.cdf:
         ours = list(dict.fromkeys(s.experiment for s in specs))  # in the configs' order
-        found = ({r.parent.name for r in committed_runs(out)}
-                 | {d.parent.name for d in coming_back}) - set(ours)
-        known = ours + sorted(found)
+        elsewhere = ({r.parent.name for r in committed_runs(out)}
+                     | {d.parent.name for d in coming_back}) - set(ours)
+        known = ours + sorted(elsewhere)
         unknown = [e for e in args.cdf if e not in known]
         if unknown:
             print(f"error: --cdf {' '.join(unknown)}: not an experiment of these runs"

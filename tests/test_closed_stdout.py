@@ -84,7 +84,7 @@ def test_command_line_ends_through_run_cli(monkeypatch, path):
 
     import workloads.cli
     handed = []
-    monkeypatch.setattr(workloads.cli, "run_cli", handed.append)
+    monkeypatch.setattr(workloads.cli, "run_cli", lambda main, **kw: handed.append(main))
     runpy.run_path(str(REPO / path), run_name="__main__")
     assert len(handed) == 1 and handed[0].__name__ == "main"
     assert handed[0].__code__.co_filename == str(REPO / path)
@@ -106,3 +106,14 @@ def test_a_broken_pipe_elsewhere_is_still_an_error(capsys):
     with pytest.raises(SystemExit) as exc:
         run_cli(lambda: 3)
     assert exc.value.code == 3
+
+
+def test_an_interrupted_command_line_says_one_line_and_exits_130():
+    """Ctrl-C (KeyboardInterrupt) inside ``main``: the command's own message on stderr,
+    no traceback, status 130 (128 + SIGINT), standard output flushed first."""
+    import sys
+    code = ("import sys\nfrom workloads.cli import run_cli\n"
+            "def main():\n    print('partial')\n    raise KeyboardInterrupt\n"
+            "run_cli(main, interrupted='interrupted: nothing lost')\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "partial\n", "\ninterrupted: nothing lost\n")
