@@ -117,3 +117,18 @@ def test_an_interrupted_command_line_says_one_line_and_exits_130():
             "run_cli(main, interrupted='interrupted: nothing lost')\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert (r.returncode, r.stdout, r.stderr) == (130, "partial\n", "\ninterrupted: nothing lost\n")
+
+
+def test_an_interrupt_inside_a_compiled_kernel_counts_as_one():
+    """numba reports a KeyboardInterrupt raised inside a compiled call as a SystemError
+    caused by it: the same one line and status 130; any other SystemError stays an error."""
+    import sys
+    code = ("import sys\nfrom workloads.cli import run_cli\n"
+            "def main():\n    try:\n        raise KeyboardInterrupt\n"
+            "    except KeyboardInterrupt as e:\n        raise SystemError('kernel') from e\n"
+            "run_cli(main, interrupted='interrupted')\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (130, "\ninterrupted\n")
+    plain = code.replace("raise KeyboardInterrupt", "raise SystemError('kernel')")
+    r = subprocess.run([sys.executable, "-c", plain], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 1 and "SystemError: kernel" in r.stderr

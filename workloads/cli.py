@@ -6,9 +6,10 @@
 and when the reader of standard output goes away early (``... --dry-run | head``) it
 exits quietly with status 141 (128 + SIGPIPE, what a tool the signal ends reports)
 instead of printing a BrokenPipeError traceback. A broken pipe that is not standard
-output (a socket, a worker's pipe) is an error as before. Interrupted (Ctrl-C, SIGINT),
-it prints one line on standard error, the command's own ``interrupted`` message (what was
-kept and how to go on), and exits with status 130 (128 + SIGINT), without a traceback.
+output (a socket, a worker's pipe) is an error as before. Interrupted (Ctrl-C, SIGINT;
+inside a compiled kernel too, which reports it as a SystemError), it prints one line on
+standard error, the command's own ``interrupted`` message (what was kept and how to go
+on), and exits with status 130 (128 + SIGINT), without a traceback.
 """
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def run_cli(main: Callable[[], int | None], *, interrupted: str = "interrupted")
             status = main()
         except SystemExit as exc:  # argparse's --help and usage errors
             status = exc.code
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemError) as exc:
+            if not _interrupt(exc):
+                raise
             try:
                 sys.stdout.flush()
             except (BrokenPipeError, ValueError):
@@ -47,6 +50,18 @@ def run_cli(main: Callable[[], int | None], *, interrupted: str = "interrupted")
         os.close(devnull)
         status = CLOSED_STDOUT_STATUS
     sys.exit(status)
+
+
+def _interrupt(exc: BaseException) -> bool:
+    """True if ``exc`` is a KeyboardInterrupt or was raised by one (a compiled kernel
+    interrupted mid-call reports a SystemError whose cause is the KeyboardInterrupt)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def stdout_closed() -> bool:

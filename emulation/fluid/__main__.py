@@ -287,4 +287,5 @@ def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    run_cli(main, interrupted="interrupted: the run did not finish (run it again; --force "
+            "replaces what it may have left in the output directory)")
