@@ -347,6 +347,8 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
                for seed in seeds]
         hosts = (trace_hosts[trace_path] if trace_path
                  else tuple(f"h{i}" for i in range(wls[0].num_hosts)))
+        params = _canonical_params(params, {"experiment": to_dict(exp), "topology": to_dict(topo),
+                                            "workload": to_dict(wls[0])})
         note = check_topology_hosts(topo, hosts, hosts_key=_hosts_key(exp, wls[0], hosts))
         if note and f"{path}: {note}{at}" not in notes:
             notes.append(f"{path}: {note}{at}")
@@ -364,6 +366,19 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
     check_workload_keys(path, [tables["workload"] for _, tables in points])
     check_swept_file_values(path, data, points, full=full)
     return specs, notes
+
+
+def _canonical_params(params: dict[str, Any], built: dict[str, dict[str, Any]]
+                      ) -> dict[str, Any]:
+    """The swept values as their tables hold them once built (a float key written ``1`` is
+    ``1.0``), so that a run's config and hash do not depend on how a number was written;
+    a value the build changed in another way (the workload's seed) stays as written."""
+    out = {}
+    for k, v in params.items():
+        table, key = k.split(".", 1)
+        have = built.get(table, {}).get(key, v)
+        out[k] = have if have == v else v
+    return out
 
 
 def check_swept_file_values(path: Path, data: dict[str, Any],

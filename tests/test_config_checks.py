@@ -249,3 +249,23 @@ def test_a_misspelled_sweep_or_full_key_is_named_as_such(tmp_path, table):
     assert msg.startswith(f"{cfg} [{table}]: unknown key 'workload.arival_rate_per_s' "
                           "(known workload keys: algorithm, arrival_rate_per_s, "), msg
     assert "sweep point" not in msg
+
+
+def test_a_swept_number_is_the_same_run_however_it_is_written(tmp_path):
+    """`oversubscription = [1, 2]` and `[1.0, 2.0]` (a float key) make the same runs: same
+    names, params recorded as the floats the topology holds, same config hashes; an
+    integer key (priority classes) keeps its integers."""
+    from runner.config import load_experiment
+    topo = 'kind = "leaf_spine"\nhosts_per_leaf = 4'
+    specs = {}
+    for values in ("[1, 2]", "[1.0, 2.0]"):
+        cfg = write(tmp_path, wl_hosts=8, topology=topo,
+                    extra=f'[sweep]\n"topology.oversubscription" = {values}\n'
+                          '"experiment.priority_classes" = [2, 8]\n')
+        specs[values] = load_experiment(cfg, full=False)
+    ints, floats = specs["[1, 2]"], specs["[1.0, 2.0]"]
+    assert [s.name for s in ints] == [s.name for s in floats] and len(ints) == 4
+    assert [s.config_hash for s in ints] == [s.config_hash for s in floats]
+    for s in ints:
+        assert type(s.params["topology.oversubscription"]) is float
+        assert type(s.params["experiment.priority_classes"]) is int
