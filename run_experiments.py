@@ -102,6 +102,14 @@ import os
 import sys
 from pathlib import Path
 
+from workloads.cli import interrupts_end_quietly, run_cli
+
+INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs the rest (a "
+               "run cut short leaves nothing the next one does not clear); if the analysis was "
+               "cut short, summary.md, tables/ and figures/ may disagree until it runs again")
+if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
+    interrupts_end_quietly(INTERRUPTED)
+
 from runner.config import (MININET_SKIPPED, REPO, collect_specs, registered_policies,
                            suite_configs)
 from runner.execute import run_all
@@ -110,7 +118,6 @@ from runner.results_dir import (backend_of, clear_leftovers, committed_runs, con
                                 recorded_policies, relabel, resolved_realloc, run_policies,
                                 run_status, stale_runs)
 from runner.verify import verify
-from workloads.cli import run_cli
 from workloads.config import ConfigError
 
 REFERENCE_DIR = REPO / "results"  # the committed reference results of the default suite
@@ -418,9 +425,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs the rest (a "
-               "run cut short leaves nothing the next one does not clear); if the analysis was "
-               "cut short, summary.md, tables/ and figures/ may disagree until it runs again")
 
 if __name__ == "__main__":
     run_cli(main, interrupted=INTERRUPTED)

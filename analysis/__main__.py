@@ -16,8 +16,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from workloads.cli import interrupts_end_quietly, run_cli
+
+ANALYSIS_INTERRUPTED = ("interrupted: the analysis did not finish, so summary.md, tables/ and "
+                        "figures/ may disagree until the same command runs again")
+if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
+    interrupts_end_quietly(ANALYSIS_INTERRUPTED)
+
 from analysis.report import make_report
-from workloads.cli import run_cli
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,5 +48,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    run_cli(main, interrupted="interrupted: the analysis did not finish, so summary.md, "
-            "tables/ and figures/ may disagree until the same command runs again")
+    run_cli(main, interrupted=ANALYSIS_INTERRUPTED)

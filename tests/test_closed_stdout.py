@@ -85,6 +85,7 @@ def test_command_line_ends_through_run_cli(monkeypatch, path):
     import workloads.cli
     handed = []
     monkeypatch.setattr(workloads.cli, "run_cli", lambda main, **kw: handed.append(main))
+    monkeypatch.setattr(workloads.cli, "interrupts_end_quietly", lambda *a: None)
     runpy.run_path(str(REPO / path), run_name="__main__")
     assert len(handed) == 1 and handed[0].__name__ == "main"
     assert handed[0].__code__.co_filename == str(REPO / path)
@@ -132,3 +133,34 @@ def test_an_interrupt_inside_a_compiled_kernel_counts_as_one():
     plain = code.replace("raise KeyboardInterrupt", "raise SystemError('kernel')")
     r = subprocess.run([sys.executable, "-c", plain], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 1 and "SystemError: kernel" in r.stderr
+
+
+ENTRY_POINTS = ["run_experiments.py", "analysis/__main__.py", "emulation/fluid/__main__.py",
+                "emulation/mininet/__main__.py", "workloads/__main__.py"]
+
+
+def test_an_interrupt_while_importing_ends_the_same_way():
+    """Before ``run_cli`` runs (the command line still importing numpy, pandas,
+    matplotlib), ``interrupts_end_quietly`` gives the same one line and status 130."""
+    import sys
+    code = ("from workloads.cli import interrupts_end_quietly\n"
+            "interrupts_end_quietly('interrupted: while importing')\n"
+            "print('imported', flush=True)\nraise KeyboardInterrupt\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (130, "imported\n",
+                                                  "\ninterrupted: while importing\n")
+    r = subprocess.run([sys.executable, "-c", code.replace("KeyboardInterrupt", "ValueError")],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 1 and "ValueError" in r.stderr  # other errors as before
+
+
+@pytest.mark.parametrize("path", ENTRY_POINTS)
+def test_every_command_line_ends_interrupts_quietly_before_its_heavy_imports(path):
+    """Each command line calls ``interrupts_end_quietly`` before its first import of the
+    project's other modules (only the standard library and workloads.cli come first)."""
+    lines = (REPO / path).read_text().splitlines()
+    call = next(i for i, ln in enumerate(lines) if "interrupts_end_quietly(" in ln
+                and not ln.startswith("from"))
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("from ")
+                 and not ln.startswith(("from __future__", "from pathlib", "from workloads.cli")))
+    assert call < first, (path, call, first)

@@ -18,8 +18,12 @@ import os
 import sys
 from pathlib import Path
 
+from workloads.cli import interrupts_end_quietly, run_cli
+
+if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
+    interrupts_end_quietly()
+
 from workloads import coflow_benchmark, trace
-from workloads.cli import run_cli
 from workloads.config import ConfigError, build, load_toml
 from workloads.generator import WorkloadConfig, generate
 

@@ -52,6 +52,20 @@ def run_cli(main: Callable[[], int | None], *, interrupted: str = "interrupted")
     sys.exit(status)
 
 
+def interrupts_end_quietly(interrupted: str = "interrupted") -> None:
+    """What ``run_cli`` does on an interrupt, from this call on: for an interrupt while a
+    command line is still importing (before ``run_cli`` runs), through ``sys.excepthook``.
+    Called first in each command line's ``__main__``, before its heavy imports."""
+    previous = sys.excepthook
+
+    def hook(kind, exc, tb):
+        if _interrupt(exc):
+            print(f"\n{interrupted}", file=sys.stderr, flush=True)
+            os._exit(INTERRUPTED_STATUS)
+        previous(kind, exc, tb)
+    sys.excepthook = hook
+
+
 def _interrupt(exc: BaseException) -> bool:
     """True if ``exc`` is a KeyboardInterrupt or was raised by one (a compiled kernel
     interrupted mid-call reports a SystemError whose cause is the KeyboardInterrupt)."""

@@ -37,6 +37,13 @@ import gc
 import sys
 from pathlib import Path
 
+from workloads.cli import interrupts_end_quietly, run_cli
+
+FLUID_INTERRUPTED = ("interrupted: the run did not finish (run it again; --force replaces what "
+                     "it may have left in the output directory)")
+if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
+    interrupts_end_quietly(FLUID_INTERRUPTED)
+
 from emulation.fluid.run import (Progress, add_output_args, ensure_kernels, existing_run_error,
                                  run_fluid)
 from emulation.fluid.simulator import REALLOC_MODES
@@ -47,7 +54,6 @@ from runner.cli_config import (EXPERIMENT_DEFAULTS, TOPOLOGY_DEFAULTS, TOPOLOGY_
                                merged_topology, parse_given, read_config, topology_config)
 from runner.config import ExperimentSection, check_topology_hosts
 from workloads import coflow_benchmark
-from workloads.cli import run_cli
 from workloads.config import ConfigError
 from workloads.trace import TraceError
 
@@ -287,5 +293,4 @@ def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
 
 
 if __name__ == "__main__":
-    run_cli(main, interrupted="interrupted: the run did not finish (run it again; --force "
-            "replaces what it may have left in the output directory)")
+    run_cli(main, interrupted=FLUID_INTERRUPTED)

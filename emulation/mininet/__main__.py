@@ -17,6 +17,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from workloads.cli import interrupts_end_quietly, run_cli
+
+if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
+    interrupts_end_quietly()
+
 from emulation.fluid.run import add_output_args
 from emulation.mininet.net import require_root
 from emulation.mininet.run import RunError, run_mininet
@@ -28,7 +33,6 @@ from runner.cli_config import (TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topolog
 from runner.config import ExperimentSection
 from workloads import coflow_benchmark
 from workloads.config import ConfigError, build
-from workloads.cli import run_cli
 from workloads.trace import TraceError
 
 # [experiment] keys a single packet-level run applies, and realloc, which it only checks
