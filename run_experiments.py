@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                          "scenario; 'all': every experiment (default: pattern when it ran, "
                          "else the first experiment), as python -m analysis --cdf")
     size = ap.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="the default: small sizes, 3 seeds")
+    size.add_argument("--quick", action="store_true", help="the default: each file's own sizes and seeds (the suite's are small)")
     size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
     ap.add_argument("--dry-run", action="store_true",
                     help="list the runs, each marked done / to run / different, with the "

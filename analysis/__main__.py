@@ -6,7 +6,7 @@ directory only. ``python -m analysis results`` regenerates the analysis of the c
 reference results; ``python -m analysis runs/mine`` that of a run of your own.
 
 Every call starts from the defaults: give all the flags you want in one command (the
-summary's first line is the command that made it). The analysis owns figures/ and
+summary's first paragraph names the command that made it). The analysis owns figures/ and
 tables/ of RESULTS_DIR: a .png, .pdf or .csv there that this call did not write (a figure
 no longer drawn) is removed, and named on stderr; nothing outside those two folders is.
 """

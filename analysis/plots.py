@@ -402,8 +402,9 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
     for p in order:
         x = np.sort(d.loc[d["policy"] == p, "sct_s"].to_numpy(float))
         curves[p] = (x, np.arange(1, len(x) + 1) / len(x))
+        colour = REFERENCE_COLOUR if p == reference and others != order else st[p].colour
         rows += [{"experiment": experiment, "scenario": scenario, "policy": p, "sct_s": a,
-                  "cdf": b, "colour": st[p].colour} for a, b in zip(*curves[p])]
+                  "cdf": b, "colour": colour} for a, b in zip(*curves[p])]
     for ax, p in zip(axes.flat, others):
         if p != reference and reference in curves:
             ax.step(*curves[reference], where="post", color=REFERENCE_COLOUR, ls="--", lw=1.2,
@@ -420,8 +421,12 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
         ax.legend(fontsize=7, loc="best")
     for ax in axes.flat[len(others):]:
         ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("stage completion time (s, log)")
+    # the lowest panel of each column carries the x axis (above an empty slot of the last
+    # row too, where the shared axis would otherwise leave it unlabelled)
+    for c in range(ncols):
+        bottom = axes[min(nrows - 1, (len(others) - 1 - c) // ncols), c]
+        bottom.xaxis.set_tick_params(which="both", labelbottom=True)
+        bottom.set_xlabel("stage completion time (s, log)")
     for ax in axes[:, 0]:
         ax.set_ylabel("fraction of stages")
     seeds = d["workload_seed"].nunique() if "workload_seed" in d else 1

@@ -231,7 +231,7 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     Returns a one-line note naming the topology's hosts the trace does not have (no flow
     can use them), else None: those of a ``topology.num_hosts`` larger than the trace's
     host count, and those a leaf-spine adds to fill its last leaf (``hosts_per_leaf`` does
-    not divide the host count)."""
+    not divide the host count); and a leaf-spine of one leaf, whose spines no flow crosses."""
     from emulation.topology import build_topology, host_span
     wanted = topo.num_hosts or len(trace_hosts)
     built = build_topology(topo, trace_hosts, hosts_key=hosts_key)
@@ -251,13 +251,19 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
         last = built.switches[leaves - 1]
         source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
         parts.append(f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
-                     f"{wanted} hosts ({source}): the leaf_spine has {leaves} leaves, "
+                     f"{wanted} hosts ({source}): the leaf_spine has {leaves} "
+                     f"{'leaf' if leaves == 1 else 'leaves'}, "
                      f"{len(built.hosts)} hosts; "
                      + (f"the {len(added)} added hosts {host_span(added)} on leaf {last} carry"
                         if len(added) > 1 else f"the added host {host_span(added)} on leaf "
                         f"{last} carries")
                      + f" no traffic, and {last}'s uplinks are sized for "
                      f"{topo.hosts_per_leaf} hosts like every leaf's")
+    if topo.kind == "leaf_spine" and built.params["num_leaves"] == 1:
+        parts.append(f"the leaf_spine has one leaf (topology.hosts_per_leaf = "
+                     f"{topo.hosts_per_leaf} holds all {wanted} hosts): no flow crosses a "
+                     "spine, so topology.oversubscription and topology.num_spines change "
+                     "nothing")
     return "; ".join(parts) or None
 
 
@@ -428,9 +434,9 @@ def sweep_points(path: Path, data: dict[str, Any], *, full: bool
     dotted key, the point's experiment / workload / topology tables as written, with
     ``[full]`` applied first when ``full``); one point without a ``[sweep]``."""
     base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
-    if full:
-        for k, v in data.get("full", {}).items():
-            _set_dotted(base, k, v, f"{path} [full]")
+    scratch: dict[str, dict[str, Any]] = {}  # [full]'s keys are named without --full too
+    for k, v in data.get("full", {}).items():
+        _set_dotted(base if full else scratch, k, v, f"{path} [full]")
     sweep = data.get("sweep", {})
     for k, vals in sweep.items():
         if not isinstance(vals, list) or not vals:

@@ -238,17 +238,19 @@ def test_a_bad_value_a_tenant_inherits_is_named_where_it_is_written():
 @pytest.mark.parametrize("table", ["sweep", "full"])
 def test_a_misspelled_sweep_or_full_key_is_named_as_such(tmp_path, table):
     """A [sweep] or [full] key that its table does not have is the file's mistake, not
-    one sweep point's: the error names the table and the key, and lists the known keys."""
+    one sweep point's: the error names the table and the key, and lists the known keys;
+    a [full] key is checked without --full too."""
     from runner.config import load_experiment
     from workloads.config import ConfigError
     values = "[0.5, 2.0]" if table == "sweep" else "0.5"
     cfg = write(tmp_path, extra=f'[{table}]\n"workload.arival_rate_per_s" = {values}\n')
-    with pytest.raises(ConfigError) as exc:
-        load_experiment(cfg, full=True)
-    msg = str(exc.value)
-    assert msg.startswith(f"{cfg} [{table}]: unknown key 'workload.arival_rate_per_s' "
-                          "(known workload keys: algorithm, arrival_rate_per_s, "), msg
-    assert "sweep point" not in msg
+    for full in (True, False):
+        with pytest.raises(ConfigError) as exc:
+            load_experiment(cfg, full=full)
+        msg = str(exc.value)
+        assert msg.startswith(f"{cfg} [{table}]: unknown key 'workload.arival_rate_per_s' "
+                              "(known workload keys: algorithm, arrival_rate_per_s, "), msg
+        assert "sweep point" not in msg
 
 
 def test_a_swept_number_is_the_same_run_however_it_is_written(tmp_path):

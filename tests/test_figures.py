@@ -101,6 +101,34 @@ def test_sct_cdf_reference_black_dashed_each_policy_solid_in_its_colour(monkeypa
     plt.close("all")
 
 
+def test_sct_cdf_every_column_labels_its_x_axis_and_the_data_names_the_drawn_colours(
+        monkeypatch, tmp_path):
+    """Seven panels on a 4 x 2 grid: the fourth column has no panel in the last row, so its
+    only panel (top row) must carry the x tick labels and the x label itself; every other
+    column's bottom panel does. The figure's data records the reference in black, as drawn."""
+    saved = []
+    monkeypatch.setattr(plots, "_save",
+                        lambda fig, out, stem, data: saved.append((fig, data)) or [])
+    pols = registry()
+    stages = pd.DataFrame([{"experiment": "e", "scenario": "all", "policy": p, "workload_seed": 1,
+                            "sct_s": float(v)} for p in pols for v in (1, 2, 4)])
+    st = styles(pols)
+    plots.sct_cdf(stages, "e", "all", "beamer", tmp_path, st)
+    (fig, data), = saved
+    fig.canvas.draw()
+    grid = np.array(fig.axes).reshape(2, 4)
+    assert [ax.get_visible() for ax in grid[1]] == [True, True, True, False]
+    for ax in [*grid[1, :3], grid[0, 3]]:
+        assert ax.get_xlabel() == "stage completion time (s, log)"
+        assert any(t.get_visible() and t.get_text() for t in ax.get_xticklabels()), ax.get_title()
+    for ax in grid[0, :3]:
+        assert ax.get_xlabel() == ""
+    colours = data.groupby("policy")["colour"].first()
+    assert colours["beamer"] == "black"
+    assert all(colours[p] == st[p].colour for p in pols if p != "beamer")
+    plt.close("all")
+
+
 def test_lower_bound_heatmap_colour_bar_label_inside_the_figure(monkeypatch, tmp_path):
     """One experiment (a short map): the colour bar's label fits in the figure's height,
     so the saved image does not end at the label."""

@@ -441,3 +441,23 @@ def test_the_runner_readies_the_kernels_once_before_its_runs_and_not_without_run
     assert rx.main(args) == 0
     assert events == ["kernels", "policy=fair,seed=1"]
     assert rx.main(args) == 0 and events == ["kernels", "policy=fair,seed=1"]  # all done
+
+
+def test_a_leaf_spine_of_one_leaf_says_its_spines_carry_nothing():
+    """16 hosts on leaves of 16 (or 32): one leaf, so no flow crosses a spine and a sweep
+    of oversubscription or spines changes nothing: the note says so. Two leaves: no such
+    words."""
+    from emulation.topology import TopologyConfig
+    from runner.config import check_topology_hosts
+    hosts = tuple(f"h{i}" for i in range(16))
+    one = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=16), hosts,
+                               hosts_key="workload.num_hosts = 16")
+    assert one == ("the leaf_spine has one leaf (topology.hosts_per_leaf = 16 holds all 16 "
+                   "hosts): no flow crosses a spine, so topology.oversubscription and "
+                   "topology.num_spines change nothing")
+    padded = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=32), hosts,
+                                  hosts_key="workload.num_hosts = 16")
+    assert "the leaf_spine has 1 leaf, 32 hosts" in padded and padded.endswith("change nothing")
+    two = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=8), hosts,
+                               hosts_key="workload.num_hosts = 16")
+    assert two is None

@@ -39,8 +39,8 @@ from pathlib import Path
 
 from workloads.cli import interrupts_end_quietly, run_cli
 
-FLUID_INTERRUPTED = ("interrupted: the run did not finish (run it again; --force replaces what "
-                     "it may have left in the output directory)")
+FLUID_INTERRUPTED = ("interrupted: the run did not finish; run it again (with --force if it had "
+                     "begun writing into the output directory)")
 if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
     interrupts_end_quietly(FLUID_INTERRUPTED)
 
