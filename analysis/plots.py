@@ -402,7 +402,7 @@ def sct_cdf(stages: pd.DataFrame, experiment: str, scenario: str, reference: str
     for p in order:
         x = np.sort(d.loc[d["policy"] == p, "sct_s"].to_numpy(float))
         curves[p] = (x, np.arange(1, len(x) + 1) / len(x))
-        colour = REFERENCE_COLOUR if p == reference and others != order else st[p].colour
+        colour = st[p].colour  # the policy's colour, the same in every figure's data
         rows += [{"experiment": experiment, "scenario": scenario, "policy": p, "sct_s": a,
                   "cdf": b, "colour": colour} for a, b in zip(*curves[p])]
     for ax, p in zip(axes.flat, others):

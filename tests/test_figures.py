@@ -105,7 +105,7 @@ def test_sct_cdf_every_column_labels_its_x_axis_and_the_data_names_the_drawn_col
         monkeypatch, tmp_path):
     """Seven panels on a 4 x 2 grid: the fourth column has no panel in the last row, so its
     only panel (top row) must carry the x tick labels and the x label itself; every other
-    column's bottom panel does. The figure's data records the reference in black, as drawn."""
+    column's bottom panel does. The figure's data records each policy's own colour."""
     saved = []
     monkeypatch.setattr(plots, "_save",
                         lambda fig, out, stem, data: saved.append((fig, data)) or [])
@@ -124,8 +124,7 @@ def test_sct_cdf_every_column_labels_its_x_axis_and_the_data_names_the_drawn_col
     for ax in grid[0, :3]:
         assert ax.get_xlabel() == ""
     colours = data.groupby("policy")["colour"].first()
-    assert colours["beamer"] == "black"
-    assert all(colours[p] == st[p].colour for p in pols if p != "beamer")
+    assert all(colours[p] == st[p].colour for p in pols)
     plt.close("all")
 
 
