@@ -22,7 +22,7 @@ import re
 import shutil
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -296,21 +296,28 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
         else:
             # forked workers, so that their parent is the runner (pool_worker)
             fork = sys.platform.startswith("linux")
-            with ProcessPoolExecutor(
-                    max_workers=jobs,
-                    mp_context=multiprocessing.get_context("fork") if fork else None,
-                    initializer=pool_worker if fork else None,
-                    initargs=(os.getpid(),) if fork else ()) as pool:
+            pool = ProcessPoolExecutor(
+                max_workers=jobs,
+                mp_context=multiprocessing.get_context("fork") if fork else None,
+                initializer=pool_worker if fork else None,
+                initargs=(os.getpid(),) if fork else ())
+            try:
                 futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
                         for s in pooled}
-                try:
-                    for fut in as_completed(futs):
+                rank = {fut: i for i, fut in enumerate(futs)}
+                waiting = set(futs)
+                while waiting:  # woken at least twice a second, so Ctrl-C is seen at once
+                    finished_now, waiting = wait(waiting, timeout=0.5,
+                                                 return_when=FIRST_COMPLETED)
+                    for fut in sorted(finished_now, key=rank.get):
                         done(futs[fut], fut.result())
-                except KeyboardInterrupt:  # stop now: no queued run starts, ours end
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    for child in multiprocessing.active_children():
-                        child.terminate()
-                    raise
+            except KeyboardInterrupt:  # stop now: no queued run starts, ours end
+                for child in multiprocessing.active_children():
+                    child.kill()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            finally:  # a failed run: the queued runs still run, then its error shows
+                pool.shutdown(wait=True)  # (a no-op after an interrupt)
         for s in local_only:
             done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         for s, src in copies:
