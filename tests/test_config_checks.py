@@ -60,7 +60,7 @@ def test_a_bad_value_the_sweep_does_not_touch_names_no_sweep_point(tmp_path):
     ("experiment", "priority_classes = -1", "experiment.priority_classes", "[4, 8]",
      "experiment.priority_classes: must be >= 0"),
     ("topology", 'oversubscription = "2"', "topology.oversubscription", "[1.0, 2.0]",
-     "topology.oversubscription: must be a number, got '2'"),
+     'topology.oversubscription: must be a number, got "2"'),
 ])
 def test_a_bad_file_value_that_the_sweep_replaces_is_still_an_error(
         tmp_path, table, line, key, values, message):
@@ -271,3 +271,21 @@ def test_a_swept_number_is_the_same_run_however_it_is_written(tmp_path):
     for s in ints:
         assert type(s.params["topology.oversubscription"]) is float
         assert type(s.params["experiment.priority_classes"]) is int
+
+
+@pytest.mark.parametrize("line,message", [
+    ("random_num_trials = true", "workload.random_num_trials: must be an integer, got true"),
+    ('sync_pattern = "rings"', 'workload.sync_pattern: must be one of ["ring", "ps"], got "rings"'),
+    ('iterations_per_unit = [2, "x"]',
+     'workload.iterations_per_unit: must be an integer, got [2, "x"]'),
+    ('models = "vgg16"', 'workload.models: must be a table, got "vgg16"'),
+])
+def test_a_wrong_value_is_quoted_as_the_file_writes_it(tmp_path, line, message):
+    """Type errors show the offending value in TOML's spelling (``true``, double quotes),
+    not Python's (``True``, single quotes)."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, experiment="", workload=line, topology="")
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value).endswith(message), str(exc.value)

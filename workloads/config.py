@@ -30,6 +30,20 @@ def load_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
 
 
+def as_toml(value: Any) -> str:
+    """``value`` as a TOML file spells it (``true``, ``"ring"``, ``[1, 2]``,
+    ``{ a = 1 }``), for error messages about what a user wrote."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{k} = {as_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(as_toml(v) for v in value) + "]"
+    return repr(value)
+
+
 def _check_type(value: Any, tp: Any, key: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is Any:
@@ -45,38 +59,38 @@ def _check_type(value: Any, tp: Any, key: str) -> Any:
                 return _check_type(value, arg, key)
             except ConfigError as exc:
                 errors.append(str(exc))
-        raise ConfigError(errors[0] if errors else f"{key}: bad value {value!r}")
+        raise ConfigError(errors[0] if errors else f"{key}: bad value {as_toml(value)}")
     if origin is typing.Literal:
         allowed = typing.get_args(tp)
         if value not in allowed:
-            raise ConfigError(f"{key}: must be one of {list(allowed)}, got {value!r}")
+            raise ConfigError(f"{key}: must be one of {as_toml(list(allowed))}, got {as_toml(value)}")
         return value
     if origin in (tuple, list):
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{key}: must be a list, got {value!r}")
+            raise ConfigError(f"{key}: must be a list, got {as_toml(value)}")
         (arg, *_rest) = typing.get_args(tp) or (Any,)
         return tuple(_check_type(v, arg, f"{key}[{i}]") for i, v in enumerate(value))
     if origin is dict or tp is dict:
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{key}: must be a table, got {value!r}")
+            raise ConfigError(f"{key}: must be a table, got {as_toml(value)}")
         kt, vt = typing.get_args(tp) or (Any, Any)
         return {_check_type(k, kt, f"{key}.{k}"): _check_type(v, vt, f"{key}.{k}")
                 for k, v in value.items()}
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{key}: must be a number, got {value!r}")
+            raise ConfigError(f"{key}: must be a number, got {as_toml(value)}")
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key}: must be an integer, got {value!r}")
+            raise ConfigError(f"{key}: must be an integer, got {as_toml(value)}")
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            raise ConfigError(f"{key}: must be true or false, got {value!r}")
+            raise ConfigError(f"{key}: must be true or false, got {as_toml(value)}")
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{key}: must be a string, got {value!r}")
+            raise ConfigError(f"{key}: must be a string, got {as_toml(value)}")
         return value
     if dataclasses.is_dataclass(tp):
         return build(tp, value, key)
@@ -87,7 +101,7 @@ def build(cls: type, table: Mapping[str, Any] | None, where: str) -> Any:
     """Instantiate dataclass ``cls`` from ``table``; ConfigError names any bad key."""
     table = {} if table is None else table
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{where}: must be a table, got {table!r}")
+        raise ConfigError(f"{where}: must be a table, got {as_toml(table)}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for key in table:
