@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from emulation.records import file_sha256
-from workloads.config import ConfigError, build, load_toml, to_dict, value_label
+from workloads.config import ConfigError, as_toml, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent.parent  # experiments/ and data/ live here
 SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.toml"})  # not in the default suite
@@ -83,19 +83,19 @@ class ExperimentSection:
         from emulation.scheduler import POLICIES
         for p in self.policies or ():
             if p not in POLICIES:
-                raise ConfigError(f"{where}.policies: unknown policy {p!r}; known: {', '.join(POLICIES)}")
+                raise ConfigError(f"{where}.policies: unknown policy {as_toml(p)}; known: {', '.join(POLICIES)}")
         if self.policies == () or not self.seeds:
             raise ConfigError(f"{where}: policies and seeds must not be empty")
         for key, values in (("policies", self.policies or ()), ("seeds", self.seeds)):
             twice = sorted({v for v in values if list(values).count(v) > 1})
             if twice:
-                raise ConfigError(f"{where}.{key}: {', '.join(map(repr, twice))} listed twice")
+                raise ConfigError(f"{where}.{key}: {', '.join(map(as_toml, twice))} listed twice")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
         if self.backend == "mininet" and self.realloc != "policy":
             raise ConfigError(f"{where}.realloc: the mininet backend runs each policy at its "
                               f"published events (its twin: realloc \"policy\"); "
-                              f"realloc {self.realloc!r} applies to fluid runs only")
+                              f"realloc {as_toml(self.realloc)} applies to fluid runs only")
         if self.backend == "mininet" and not 1 <= self.priority_classes <= 8:
             raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
         if not (self.rate_scale > 0 and self.time_scale > 0):  # NaN fails too
@@ -359,16 +359,16 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         if note and f"{path}: {note}{at}" not in notes:
             notes.append(f"{path}: {note}{at}")
         for seed, wl in zip(seeds, wls):
-            for policy in policies:
-                for rep in range(exp.repetitions):
-                    name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
-                    if exp.backend == "mininet":
-                        name += f",rep={rep}"
-                    specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
-                                         policy=policy, seed=seed, params=params,
-                                         experiment_cfg=exp_cfg, workload=to_dict(wl),
-                                         topology=to_dict(topo), trace_path=trace_path,
-                                         trace_sha256=trace_sha, repetition=rep))
+            # a repetition's policies back to back (paired runs, docs/testbed.md)
+            for rep, policy in itertools.product(range(exp.repetitions), policies):
+                name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
+                if exp.backend == "mininet":
+                    name += f",rep={rep}"
+                specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
+                                     policy=policy, seed=seed, params=params,
+                                     experiment_cfg=exp_cfg, workload=to_dict(wl),
+                                     topology=to_dict(topo), trace_path=trace_path,
+                                     trace_sha256=trace_sha, repetition=rep))
     check_workload_keys(path, [tables["workload"] for _, tables in points])
     check_swept_file_values(path, data, points, full=full)
     return specs, notes
@@ -442,9 +442,11 @@ def sweep_points(path: Path, data: dict[str, Any], *, full: bool
         if not isinstance(vals, list) or not vals:
             raise ConfigError(f"{path} [sweep]: '{k}' must be a non-empty list")
         shown = [json.dumps(v, sort_keys=True) for v in vals]
-        twice = sorted({s for s in shown if shown.count(s) > 1})
+        twice = [v for i, v in enumerate(vals)
+                 if shown.count(shown[i]) > 1 and shown.index(shown[i]) == i]
         if twice:
-            raise ConfigError(f"{path} [sweep]: '{k}' lists {', '.join(twice)} twice")
+            raise ConfigError(f"{path} [sweep]: '{k}' lists "
+                              f"{', '.join(map(as_toml, twice))} twice")
     keys = sorted(sweep)
     points = []
     for combo in itertools.product(*(sweep[k] for k in keys)):

@@ -301,6 +301,12 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
                 mp_context=multiprocessing.get_context("fork") if fork else None,
                 initializer=pool_worker if fork else None,
                 initargs=(os.getpid(),) if fork else ())
+
+            def stop() -> None:  # Ctrl-C: no queued run starts, the running ones end now
+                for child in multiprocessing.active_children():
+                    child.kill()
+                pool.shutdown(wait=False, cancel_futures=True)
+
             try:
                 futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
                         for s in pooled}
@@ -311,13 +317,17 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
                                                  return_when=FIRST_COMPLETED)
                     for fut in sorted(finished_now, key=rank.get):
                         done(futs[fut], fut.result())
-            except KeyboardInterrupt:  # stop now: no queued run starts, ours end
-                for child in multiprocessing.active_children():
-                    child.kill()
-                pool.shutdown(wait=False, cancel_futures=True)
+            except KeyboardInterrupt:
+                stop()
                 raise
-            finally:  # a failed run: the queued runs still run, then its error shows
-                pool.shutdown(wait=True)  # (a no-op after an interrupt)
+            except BaseException:  # a failed run: the queued runs still run, then it shows
+                try:
+                    pool.shutdown(wait=True)
+                except KeyboardInterrupt:
+                    stop()
+                    raise
+                raise
+            pool.shutdown(wait=True)
         for s in local_only:
             done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         for s, src in copies:

@@ -190,9 +190,11 @@ def test_every_committed_experiment_sets_only_keys_it_reads():
 @pytest.mark.parametrize("edit,message", [
     (("seeds = [1]", "seeds = [1, 2, 1]"), "experiment.seeds: 1 listed twice"),
     (('policies = ["fair"]', 'policies = ["fair", "beamer", "fair"]'),
-     "experiment.policies: 'fair' listed twice"),
+     'experiment.policies: "fair" listed twice'),
     (("", '[sweep]\n"workload.num_apps" = [2, 3, 2]\n'),
      "[sweep]: 'workload.num_apps' lists 2 twice"),
+    (("", '[sweep]\n"workload.models" = [{ vgg16 = 1.0 }, { vgg16 = 1.0 }, { "a.b" = inf }]\n'),
+     "[sweep]: 'workload.models' lists { vgg16 = 1.0 } twice"),
 ])
 def test_a_value_listed_twice_is_named_with_its_file_and_key(tmp_path, edit, message):
     from runner.config import collect_specs
@@ -289,3 +291,32 @@ def test_a_wrong_value_is_quoted_as_the_file_writes_it(tmp_path, line, message):
     with pytest.raises(ConfigError) as exc:
         load_experiment(cfg, full=False)
     assert str(exc.value).endswith(message), str(exc.value)
+
+
+def test_as_toml_reads_back_as_the_same_value():
+    """Whatever a TOML file can hold (strings with quotes, backslashes and control
+    characters, keys that need quotes, nested tables and lists, dates, inf), ``as_toml``
+    spells it so that TOML's own parser reads back the same value."""
+    import datetime
+    import math
+    import tomllib
+
+    from hypothesis import given, settings, strategies as st
+
+    from workloads.config import as_toml
+    scalars = (st.booleans() | st.integers(-2**63, 2**63 - 1) | st.text()
+               | st.floats(allow_nan=False) | st.dates())
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                          | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+                          max_leaves=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(values)
+    def reads_back(value):
+        assert tomllib.loads(f"x = {as_toml(value)}")["x"] == value
+
+    reads_back()
+    assert as_toml(True) == "true" and as_toml("ring") == '"ring"'
+    assert as_toml({"a.b": 1}) == '{ "a.b" = 1 }' and as_toml({}) == "{}"
+    assert math.isinf(tomllib.loads(f"x = {as_toml(-math.inf)}")["x"])
+    assert as_toml(datetime.date(2020, 1, 2)) == "2020-01-02"

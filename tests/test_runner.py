@@ -409,6 +409,18 @@ def test_packet_level_repetitions_name_and_hash_each_run(tmp_path):
     assert len(load_experiment(p, full=True)) == 6
 
 
+def test_packet_level_repetitions_run_policy_by_policy_within_each_repetition(tmp_path):
+    """Paired runs are made back to back: per seed, repetition 0 of every policy (in the
+    file's order), then repetition 1 of every policy, ..., so that the machine's state
+    drifting over a long batch does not fall on one policy's runs only."""
+    from runner.config import load_experiment
+    p = tmp_path / "pkt.toml"
+    p.write_text(PKT.format(reps=3).replace("seeds = [5]", "seeds = [5, 6]"))
+    assert [s.name for s in load_experiment(p, full=False)] == [
+        f"policy={pol},seed={seed},rep={rep}"
+        for seed in (5, 6) for rep in (0, 1, 2) for pol in ("beamer", "fair")]
+
+
 @pytest.mark.parametrize("mode", ["flow", "coflow", "queues"])
 def test_packet_level_experiment_rejects_a_fluid_realloc(tmp_path, mode):
     """The packet backend decides at each policy's published events whatever the file
@@ -417,7 +429,7 @@ def test_packet_level_experiment_rejects_a_fluid_realloc(tmp_path, mode):
     from workloads.config import ConfigError
     p = tmp_path / "pkt.toml"
     p.write_text(PKT.format(reps=1).replace("[experiment]\n", f'[experiment]\nrealloc = "{mode}"\n'))
-    with pytest.raises(ConfigError, match=f"realloc: the mininet backend .* realloc '{mode}' "
+    with pytest.raises(ConfigError, match=f"realloc: the mininet backend .* realloc \"{mode}\" "
                                           "applies to fluid runs only"):
         load_experiment(p, full=False)
     p.write_text(PKT.format(reps=1).replace("[experiment]\n", '[experiment]\nrealloc = "policy"\n'))

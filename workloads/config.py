@@ -7,6 +7,8 @@ does not declare, a missing required key, or a value of the wrong type raises
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import re
 import tomllib
 import types
 import typing
@@ -32,16 +34,29 @@ def load_toml(path: str | Path) -> dict[str, Any]:
 
 def as_toml(value: Any) -> str:
     """``value`` as a TOML file spells it (``true``, ``"ring"``, ``[1, 2]``,
-    ``{ a = 1 }``), for error messages about what a user wrote."""
+    ``{ a = 1, "b.c" = 2 }``), for error messages about what a user wrote."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + "".join(_TOML_ESCAPES.get(c) or (c if c >= " " and c != "\x7f"
+                                                      else f"\\u{ord(c):04x}")
+                             for c in value) + '"'
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{k} = {as_toml(v)}" for k, v in value.items()) + " }"
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(
+            f"{k if _BARE_KEY.fullmatch(str(k)) else as_toml(str(k))} = {as_toml(v)}"
+            for k, v in value.items()) + " }"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(as_toml(v) for v in value) + "]"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
     return repr(value)
+
+
+_TOML_ESCAPES = types.MappingProxyType({"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t",
+                                        "\n": "\\n", "\f": "\\f", "\r": "\\r"})
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _check_type(value: Any, tp: Any, key: str) -> Any:

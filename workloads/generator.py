@@ -39,7 +39,7 @@ import numpy as np
 
 from workloads import hpo
 from workloads.models import get_model
-from workloads.config import ConfigError, to_dict
+from workloads.config import ConfigError, as_toml, to_dict
 from workloads.sync import parameter_server, ring_allreduce
 from workloads.trace import App, Job, Stage, Trace
 
@@ -180,7 +180,7 @@ def unread_workload_keys(table: Mapping[str, Any], where: str = "workload") -> d
     def reads(algorithm: Any) -> str:
         known = TUNER_KEYS.get(algorithm)
         return (f'algorithm = "{algorithm}" reads only ' + ", ".join(known) if known
-                else f"algorithm = {algorithm!r}")
+                else f"algorithm = {as_toml(algorithm)}")
 
     algorithm = table.get("algorithm", WorkloadConfig.algorithm)
     unread: dict[str, str] = {}
