@@ -259,6 +259,9 @@ def test_reference_may_name_the_policy_of_a_run_that_is_put_back(tmp_path):
 
 INTERRUPT_AT_RUN = """
 import os, signal, sys, time
+# a terminal's foreground command: Ctrl-C is delivered even where the test runner itself
+# was started with SIGINT ignored (a shell's background job)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import run_experiments as r
 import runner.execute as rexec
 from workloads.cli import run_cli
