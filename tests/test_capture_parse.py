@@ -143,3 +143,36 @@ def test_pcapng_reads_as_its_pcap_and_a_non_capture_is_refused(tmp_path):
     (tmp_path / "not.pcap").write_bytes(b"hello, this is not a capture file at all")
     with pytest.raises(ValueError, match="not.pcap"):
         read_port(tmp_path / "not.pcap", "10.0.0.2")
+
+
+def test_clock_map_confines_a_realtime_step_to_the_interval_that_holds_it():
+    """Samples (monotonic, realtime - monotonic) every 0.1 s with the realtime clock set
+    1.5 s forward between monotonic 10.2 and 10.3 (offset 1000 -> 1001.5). By hand: a
+    packet stamped before the step maps with offset 1000, after it with 1001.5; only a
+    stamp inside the stepped interval is interpolated; outside the samples the edge
+    offset holds. A step the other way (offset 1000 -> 999.5) makes realtime values repeat:
+    one seen before the step maps to its first monotonic time, one seen only after it to
+    its later one. ``clock_steps`` names the interval and the size of each step."""
+    from emulation.mininet.capture import clock_map, clock_steps
+    fwd = [(10.0 + 0.1 * i, 1000.0 if i <= 2 else 1001.5) for i in range(6)]
+    to_mono = clock_map(fwd)
+    assert abs(to_mono(1010.15) - 10.15) < 1e-9      # before the step
+    assert abs(to_mono(1001.5 + 10.45) - 10.45) < 1e-9  # after it
+    assert abs(to_mono(1001.5 + 10.9) - 10.9) < 1e-9   # after the last sample
+    assert abs(to_mono(1009.0) - 9.0) < 1e-9           # before the first
+    # inside the stepped interval: realtime 1010.2 .. 1011.8 spans monotonic 10.2 .. 10.3
+    assert abs(to_mono(1011.0) - 10.25) < 1e-9
+    (s,) = clock_steps(fwd, t0=10.0)
+    assert abs(s["after_emulated_s"] - 0.2) < 1e-9 and abs(s["before_emulated_s"] - 0.3) < 1e-9
+    assert abs(s["step_s"] - 1.5) < 1e-9
+    back = [(10.0 + 0.1 * i, 1000.0 if i <= 2 else 999.5) for i in range(6)]
+    to_mono = clock_map(back)
+    # realtime runs 1010.0 .. 1010.2, then from 1009.8 at monotonic 10.3: a value below
+    # 1010.0 is seen only after the step; 1010.05 is first seen at 10.05 (again at 10.55)
+    assert abs(to_mono(999.5 + 10.45) - 10.45) < 1e-9
+    assert abs(to_mono(1010.05) - 10.05) < 1e-9
+    assert abs(to_mono(1010.0) - 10.0) < 1e-9
+    assert abs(to_mono(999.5 + 10.8) - 10.8) < 1e-9  # past every realtime seen before
+    (s,) = clock_steps(back, t0=10.0)
+    assert abs(s["step_s"] + 0.5) < 1e-9
+    assert clock_steps([(0.0, 5.0), (0.1, 5.0 + 1e-6)], t0=0.0) == []  # sampling jitter

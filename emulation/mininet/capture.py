@@ -364,16 +364,44 @@ def trace_flow_sizes(trace) -> np.ndarray:
                      for f in c.flows], dtype=np.int64)
 
 
-def _clock_map(clock: list[tuple[float, float]]):
-    """pcap (CLOCK_REALTIME) seconds -> the driver's CLOCK_MONOTONIC, with the offset
-    interpolated linearly between the samples taken at the run's start and end."""
-    (m0, o0), (m1, o1) = clock[0], clock[-1]
-    r0, r1 = m0 + o0, m1 + o1
+def clock_map(clock: list[tuple[float, float]]):
+    """pcap (CLOCK_REALTIME) seconds -> the driver's CLOCK_MONOTONIC.
 
-    def to_mono(r: float) -> float:
-        o = o0 if r1 == r0 else o0 + (o1 - o0) * (r - r0) / (r1 - r0)
-        return r - o
+    ``clock`` holds (monotonic, realtime - monotonic) samples in time order, taken every few
+    tens of ms through the run. The offset changes only when the realtime clock is stepped
+    (NTP or a hypervisor setting the time; slewing moves both clocks alike), so the map is
+    linear between consecutive samples: a step moves only the times inside the one
+    interval that holds it. Before the first sample and after the last, the edge offset
+    holds. A backward step makes realtime values repeat; such a value maps through the
+    earliest interval, other than the stepped one, that covers it."""
+    m = np.array([c[0] for c in clock], dtype=float)
+    o = np.array([c[1] for c in clock], dtype=float)
+    r = m + o
+    rising = bool(np.all(np.diff(r) > 0))
+
+    def to_mono(x: float) -> float:
+        if x <= r[0] and (rising or x < r.min()):
+            return x - o[0]
+        if x >= r[-1] and (rising or x > r.max()):
+            return x - o[-1]
+        if rising:
+            return float(np.interp(x, r, m))
+        lo, hi = np.minimum(r[:-1], r[1:]), np.maximum(r[:-1], r[1:])
+        cover = (lo <= x) & (x <= hi)
+        up = cover & (r[1:] > r[:-1])
+        i = int(np.flatnonzero(up if up.any() else cover)[0])
+        if r[i + 1] == r[i]:
+            return float(m[i])
+        return float(m[i] + (x - r[i]) * (m[i + 1] - m[i]) / (r[i + 1] - r[i]))
     return to_mono
+
+
+def clock_steps(clock: list[tuple[float, float]], t0: float, *,
+                min_step_s: float = 1e-3) -> list[dict[str, float]]:
+    """Steps of the realtime clock during the run: where between two samples (emulated
+    seconds since ``t0``) and by how much (positive: set forward)."""
+    return [{"after_emulated_s": a[0] - t0, "before_emulated_s": b[0] - t0, "step_s": b[1] - a[1]}
+            for a, b in zip(clock, clock[1:]) if abs(b[1] - a[1]) >= min_step_s]
 
 
 def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: float,
@@ -385,7 +413,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
     st = compile_trace(scaled, topo, release_at_zero=release_at_zero)
     sizes = trace_flow_sizes(trace)
     conns = cap.parse()
-    to_mono = _clock_map(clock)
+    to_mono = clock_map(clock)
     tmpl_of_tf = np.repeat(np.arange(len(st.t_f0)), st.t_f1 - st.t_f0)
     job_of_tmpl = np.repeat(np.arange(len(st.job_ids)), st.job_t1 - st.job_t0)
     # connections that carried a flow header, grouped into coflow instances
@@ -479,7 +507,8 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
     return {"avg_sct_capture_s": float(np.mean(sct)) if len(sct) and not np.isnan(sct).any() else None,
             "capture_vs_reported": {**cmp, "flows_complete": sum(r["complete"] for r in flow_rows),
                                     "flows_seen": len(flow_rows), "connections_without_header": unnamed,
-                                    "clock_offset_drift_s": clock[-1][1] - clock[0][1]},
+                                    "clock_offset_drift_s": clock[-1][1] - clock[0][1],
+                                    "clock_steps": clock_steps(clock, t0)},
             "priority_isolation": iso,
             "capture_reader": cap.read_stats}
 

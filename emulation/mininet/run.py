@@ -102,6 +102,9 @@ class Faults:
 
 
 STALL_TIMEOUT_S = 60.0  # wall seconds without any progress before a run is abandoned
+# How often the driver samples CLOCK_REALTIME - CLOCK_MONOTONIC (wall seconds): a step of
+# the realtime clock then blurs the capture's times only inside one such interval.
+CLOCK_SAMPLE_S = 0.02
 
 
 def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfig, policy: str,
@@ -379,7 +382,7 @@ def _drive(state: ClusterState, chans, agents, sched, sched_ch, ip_of, *,
     t0 = time.monotonic()
     last_activity = t0
     sent_seen: dict[str, int] = {}  # flow key -> bytes sent, as last reported
-    clock = [_clock_offset()]  # (monotonic, realtime - monotonic) at start and end
+    clock = [_clock_offset()]  # (monotonic, realtime - monotonic), every CLOCK_SAMPLE_S
 
     def forward(msg):
         nonlocal sched_alive, degraded
@@ -431,6 +434,8 @@ def _drive(state: ClusterState, chans, agents, sched, sched_ch, ip_of, *,
                     progress.update(m["sent"])
                 elif m["op"] == "scheduler_lost":
                     degraded = True
+        if time.monotonic() - clock[-1][0] >= CLOCK_SAMPLE_S:
+            clock.append(_clock_offset())
         elapsed = time.monotonic() - t0
         _inject(faults, elapsed, injected, reasons, agents, cap, net)
         for h, p in agents.items():
