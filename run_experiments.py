@@ -280,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--sample must be >= 0")
     if args.sample and not args.verify:
         ap.error("--sample needs --verify")
+    if args.cdf and "all" in args.cdf and len(args.cdf) > 1:
+        ap.error(f"--cdf {' '.join(args.cdf)}: 'all' draws every experiment; give it alone or "
+                 "name the experiments")
     shaping = [o for o, v in (("--reference", args.reference), ("--cdf", args.cdf)) if v]
     if shaping and (args.no_analysis or args.verify):
         skip = "--no-analysis skips" if args.no_analysis else "--verify does not make"

@@ -76,13 +76,22 @@ def cdf_stem(experiment: str, scenario: str, scenarios: int) -> str:
     return f"{experiment}_sct_cdf_" + re.sub(r"[^A-Za-z0-9._+-]+", "-", scenario)
 
 
+def check_cdf_all(cdf: list[str]) -> None:
+    """ValueError if ``cdf`` gives ``all`` (every experiment) beside other names."""
+    if "all" in cdf and len(cdf) > 1:
+        raise ValueError(f"--cdf {' '.join(cdf)}: 'all' draws every experiment; give it alone "
+                         "or name the experiments")
+
+
 def cdf_experiments(runs: pd.DataFrame, cdf: list[str] | None) -> list[str]:
     """The experiments whose SCT CDFs are drawn: ``cdf`` (``["all"]``: every one), by
     default ``CDF_EXPERIMENT`` when the records have it, else the first experiment.
-    ValueError naming the experiments if ``cdf`` names one without runs."""
+    ValueError naming the experiments if ``cdf`` names one without runs, or if it gives
+    ``all`` beside other names."""
     exps = list(dict.fromkeys(runs["experiment"]))
     if not cdf:
         return [CDF_EXPERIMENT if CDF_EXPERIMENT in exps else exps[0]]
+    check_cdf_all(cdf)
     if "all" in cdf:
         return exps
     unknown = [e for e in cdf if e not in exps]

@@ -317,6 +317,14 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
     for key in data:
         if key not in TABLES:
             raise ConfigError(f"{path}: unknown key '{key}' (known tables: {', '.join(TABLES)})")
+        if not isinstance(data[key], dict):
+            raise ConfigError(f"{path}: '{key}' must be a table ([{key}]), got {as_toml(data[key])}")
+    dead = sorted(set(data.get("full", {})) & set(data.get("sweep", {})))
+    if dead:
+        raise ConfigError(f"{path}: [full] sets {', '.join(dead)}, which [sweep] replaces at "
+                          "every point, so --full would not use it: remove it from one of them")
+    if data.get("full") and not full:
+        expand_experiment(path, full=True)  # a bad [full] value fails now, not at --full
     specs: list[RunSpec] = []
     notes: list[str] = []
     trace_hosts: dict[str, tuple[str, ...]] = {}  # trace file -> its hosts

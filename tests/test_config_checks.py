@@ -320,3 +320,57 @@ def test_as_toml_reads_back_as_the_same_value():
     assert as_toml({"a.b": 1}) == '{ "a.b" = 1 }' and as_toml({}) == "{}"
     assert math.isinf(tomllib.loads(f"x = {as_toml(-math.inf)}")["x"])
     assert as_toml(datetime.date(2020, 1, 2)) == "2020-01-02"
+
+
+def test_a_bad_full_value_fails_without_full_too(tmp_path):
+    """A [full] value the table refuses (num_apps = 0; the file's own num_apps = 2 is fine)
+    fails before the default runs, named as the --full value it is, not only when --full
+    is given."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, extra='[full]\n"workload.num_apps" = 0\n')
+    for full in (False, True):
+        with pytest.raises(ConfigError) as exc:
+            load_experiment(cfg, full=full)
+        assert str(exc.value) == f"{cfg}: workload.num_apps: must be >= 1 with --full"
+
+
+def test_a_full_value_the_sweep_replaces_is_an_error(tmp_path):
+    """[full] and [sweep] both set arrival_rate_per_s: the sweep's values replace [full]'s
+    at every point, so --full would silently not use it."""
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path, extra='[sweep]\n"workload.arrival_rate_per_s" = [0.5, 2.0]\n'
+                                '[full]\n"workload.arrival_rate_per_s" = 4.0\n')
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value) == (f"{cfg}: [full] sets workload.arrival_rate_per_s, which [sweep] "
+                              "replaces at every point, so --full would not use it: remove it "
+                              "from one of them")
+
+
+@pytest.mark.parametrize("line", ["full = 3", 'sweep = "x"'])
+def test_a_table_written_as_a_value_is_named(tmp_path, line):
+    from runner.config import load_experiment
+    from workloads.config import ConfigError
+    cfg = write(tmp_path)
+    cfg.write_text(line + "\n" + cfg.read_text())
+    key, _, value = line.partition(" = ")
+    with pytest.raises(ConfigError) as exc:
+        load_experiment(cfg, full=False)
+    assert str(exc.value) == f"{cfg}: '{key}' must be a table ([{key}]), got {value}"
+
+
+def test_cdf_all_beside_an_experiment_is_refused():
+    """'all' already names every experiment: with another name beside it the request is
+    ambiguous, so both the runner and the analysis refuse it."""
+    import pandas as pd
+    from analysis.report import cdf_experiments
+    r = runner("--dry-run", "--cdf", "all", "pattern")
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith("error: --cdf all pattern: 'all' draws every experiment; "
+                                     "give it alone or name the experiments")
+    runs = pd.DataFrame({"experiment": ["pattern", "scale"]})
+    with pytest.raises(ValueError, match="'all' draws every experiment"):
+        cdf_experiments(runs, ["pattern", "all"])
+    assert cdf_experiments(runs, ["all"]) == ["pattern", "scale"]
