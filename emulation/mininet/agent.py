@@ -2,8 +2,7 @@
 
 - Receiver: accepts data connections on ``DATA_PORT``, reads each flow to its end, acks.
 - Sender: on the driver's ``send`` command, opens one TCP connection per flow to the
-  destination agent with the coflow's current TOS (``IP_TOS``) and a send buffer of
-  ``SEND_BUFFER_BYTES``, streams the bytes, waits
+  destination agent with the coflow's current TOS (``IP_TOS``), streams the bytes, waits
   for the ack, and reports ``done`` with start/end times (CLOCK_MONOTONIC). Progress
   (bytes sent per active flow) goes to the driver every 100 ms.
 - Classes: the scheduler process pushes ``{cid: tos}``; the agent sets it on the sockets
@@ -47,13 +46,6 @@ SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)  # <asm-generic/s
 # struct tcp_info (<linux/tcp.h>): u64 tcpi_bytes_acked at byte offset 120 (Linux >= 4.1)
 TCP_INFO_BYTES_ACKED = slice(120, 128)
 UNPACED = 0xFFFFFFFF  # SO_MAX_PACING_RATE's "no cap" (~0U)
-# Send buffer of every data socket (SO_SNDBUF; the kernel doubles it: about 6 jumbo frames
-# unacknowledged or unsent). It bounds what a flow has queued in the switch's class queues
-# when a class change strands it there, and is a few times the emulated links'
-# bandwidth-delay product at 30-200 Mbit/s. Measured on the random-search testbed
-# (docs/testbed.md, row 48): a third fewer bytes retransmitted and the priority policies
-# 0.01-0.03 nearer their twins than with the kernel's autotuned buffer.
-SEND_BUFFER_BYTES = 32 * 1024
 
 
 def pace(sock: socket.socket, rate_bytes_per_s: int) -> None:
@@ -146,7 +138,6 @@ class Agent:
             if key in self.rate:
                 pace(s, self.rate[key])
         s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
         if CONGESTION_CONTROL:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, CONGESTION_CONTROL)
         err = None
