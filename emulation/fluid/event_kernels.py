@@ -27,15 +27,15 @@ from emulation.kernels import jit, tiny_network
 
 
 @jit
-def time_to_finish(rem, rate, ttf, start, now):
+def time_to_finish(rem, rate, ttf, start, now_s):
     """ttf[i] = rem[i] / rate[i] (inf at rate 0); returns the minimum. A flow moving for
-    the first time (``start`` NaN, rate > 0) gets ``start = now``."""
+    the first time (``start`` NaN, rate > 0) gets ``start = now_s``."""
     best = np.inf
     for i in range(rem.shape[0]):
         if rate[i] > 0:
             t = rem[i] / rate[i]
             if np.isnan(start[i]):
-                start[i] = now
+                start[i] = now_s
         else:
             t = np.inf
         ttf[i] = t
@@ -61,16 +61,16 @@ def min_coflow_finish(ttf, cf, num_coflows):
 
 
 @jit
-def advance(rem, rate, ttf, tol, dt, eps_t):
+def advance(rem, rate, ttf, tol, dt_s, eps_s):
     """Move every flow ``dt`` seconds at its rate; the indices of the flows that have
-    finished (within ``eps_t`` of now, or at most ``tol[i]`` bytes left), ascending."""
+    finished (within ``eps_s`` of now_s, or at most ``tol[i]`` bytes left), ascending."""
     n = rem.shape[0]
     done = np.empty(n, dtype=np.int64)
     k = 0
     for i in range(n):
-        f = ttf[i] <= dt + eps_t
-        if dt > 0:
-            rem[i] -= rate[i] * dt
+        f = ttf[i] <= dt_s + eps_s
+        if dt_s > 0:
+            rem[i] -= rate[i] * dt_s
         if f or rem[i] <= tol[i]:
             done[k] = i
             k += 1
@@ -101,7 +101,7 @@ def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_fl
 
 
 @jit
-def flow_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+def flow_events(now_s, timer_s, stop_s, eps_s, n, tf, cf, pid, rem, start, rate, tol, c_left,
                 path_flows, link_flows, path_links, ptr, owners, cap, ttf, done_tf, done_cf,
                 done_start, done_end):
     """The fluid engine's events that only complete flows, under one class (fair
@@ -112,11 +112,11 @@ def flow_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, t
 
     Stops at the first event that is more than that: no flow moving, or the next event
     later than ``stop_s`` (both before advancing: the caller moves time itself), a timer
-    due (``t_timer``), nothing finished, or a finished flow that completes its
+    due (``timer_s``), nothing finished, or a finished flow that completes its
     coflow (``c_left`` = flows left per coflow; after advancing, before retiring: the
     caller completes those flows). The first ``n`` rows of the active columns, ``rate``
     and ``c_left`` are updated in place; retired flows go to ``done_*`` (first-byte time
-    NaN replaced by the end time). Returns (now, n, steps handled, records written,
+    NaN replaced by the end time). Returns (now_s, n, steps handled, records written,
     advanced, the finished indices and their end times of the event left to the caller).
     """
     k = 0
@@ -146,19 +146,19 @@ def flow_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, t
     nfro = 0
     recorded = False
     while True:
-        first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
-        t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next) or t_next > stop_s:
-            return now, n, steps, k, False, none_i, none_f
-        dt = max(0.0, t_next - now)
-        t_prev = now
-        now = max(now, t_next)
-        fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt, eps_t)
+        first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now_s)
+        next_s = min(timer_s, now_s + first)
+        if not np.isfinite(next_s) or next_s > stop_s:
+            return now_s, n, steps, k, False, none_i, none_f
+        dt_s = max(0.0, next_s - now_s)
+        prev_s = now_s
+        now_s = max(now_s, next_s)
+        fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt_s, eps_s)
         nf = fin.shape[0]
         ends = np.empty(nf)
         for j in range(nf):
-            ends[j] = min(t_prev + ttf[fin[j]], now)
-        stop = nf == 0 or t_timer <= now + eps_t
+            ends[j] = min(prev_s + ttf[fin[j]], now_s)
+        stop = nf == 0 or timer_s <= now_s + eps_s
         if not stop:
             for j in range(nf):
                 co = cf[fin[j]]
@@ -169,7 +169,7 @@ def flow_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, t
                 for j in range(nf):
                     c_left[cf[fin[j]]] += 1
         if stop:
-            return now, n, steps, k, True, fin, ends
+            return now_s, n, steps, k, True, fin, ends
         for j in range(nf):
             i = fin[j]
             done_tf[k] = tf[i]
@@ -218,7 +218,7 @@ def flow_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, t
 
 
 @jit
-def queue_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, tol, c_left,
+def queue_events(now_s, timer_s, stop_s, eps_s, n, tf, cf, pid, rem, start, rate, tol, c_left,
                  cls_of, ncls, path_flows, link_flows, path_links, cap, ttf, done_tf, done_cf,
                  done_start, done_end):
     """``flow_events`` for several classes (strict priority, max-min inside a class): the
@@ -246,20 +246,20 @@ def queue_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, 
     P = path_links.shape[1]
     tiny = _tolerance(cap)
     n0 = n
-    first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now)
-    t_next = min(t_timer, now + first)
-    if not np.isfinite(t_next) or t_next > stop_s:
-        return now, n, 0, 0, False, np.empty(0, dtype=np.int64), np.empty(0)
-    dt = max(0.0, t_next - now)
-    t_prev = now
-    now = max(now, t_next)
-    fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt, eps_t)
+    first = time_to_finish(rem[:n], rate[:n], ttf[:n], start[:n], now_s)
+    next_s = min(timer_s, now_s + first)
+    if not np.isfinite(next_s) or next_s > stop_s:
+        return now_s, n, 0, 0, False, np.empty(0, dtype=np.int64), np.empty(0)
+    dt_s = max(0.0, next_s - now_s)
+    prev_s = now_s
+    now_s = max(now_s, next_s)
+    fin = advance(rem[:n], rate[:n], ttf[:n], tol[:n], dt_s, eps_s)
     nf = fin.shape[0]
     ends = np.empty(nf)
     for j in range(nf):
-        ends[j] = min(t_prev + ttf[fin[j]], now)
-    if _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
-        return now, n, 0, 0, True, fin, ends
+        ends[j] = min(prev_s + ttf[fin[j]], now_s)
+    if _stops(fin, nf, cf, c_left, timer_s, now_s, eps_s):
+        return now_s, n, 0, 0, True, fin, ends
     # a flow-only event: build the (class, path) groups and record a full fill
     (g_ptr, g_path, g_w, g_flows, f_ptr, f_grp, e_ptr, e_link, g_ent, o_ptr,
      o_grp) = _class_groups(n0, cf, pid, cls_of, ncls, path_links, nl)
@@ -348,47 +348,47 @@ def queue_events(now, t_timer, stop_s, eps_t, n, tf, cf, pid, rem, start, rate, 
             if rate[i] > 0:
                 t = rem[i] / rate[i]
                 if np.isnan(start[i]):
-                    start[i] = now
+                    start[i] = now_s
             else:
                 t = np.inf
             ttf[i] = t
             if t < first:
                 first = t
-        t_next = min(t_timer, now + first)
-        if not np.isfinite(t_next) or t_next > stop_s:
+        next_s = min(timer_s, now_s + first)
+        if not np.isfinite(next_s) or next_s > stop_s:
             _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
-            return now, m, steps, k, False, fbuf[:0], ebuf[:0]
-        dt = max(0.0, t_next - now)
-        t_prev = now
-        now = max(now, t_next)
+            return now_s, m, steps, k, False, fbuf[:0], ebuf[:0]
+        dt_s = max(0.0, next_s - now_s)
+        prev_s = now_s
+        now_s = max(now_s, next_s)
         nf = 0
         for x in range(nmv):
             i = mv[x]
-            f = ttf[i] <= dt + eps_t
-            if dt > 0:
-                rem[i] -= rate[i] * dt
+            f = ttf[i] <= dt_s + eps_s
+            if dt_s > 0:
+                rem[i] -= rate[i] * dt_s
             if f or rem[i] <= tol[i]:
                 fbuf[nf] = i
                 nf += 1
         fin = fbuf[:nf]
         ends = ebuf[:nf]
         for j in range(nf):
-            ends[j] = min(t_prev + ttf[fin[j]], now)
-        if _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+            ends[j] = min(prev_s + ttf[fin[j]], now_s)
+        if _stops(fin, nf, cf, c_left, timer_s, now_s, eps_s):
             _compact(n0, m, at, tf, cf, pid, rem, start, rate, tol)
             pos = np.empty(nf, dtype=np.int64)
             for j in range(nf):
                 pos[j] = row[fin[j]]
             o = np.argsort(pos)
-            return now, m, steps, k, True, pos[o], ends[o]
+            return now_s, m, steps, k, True, pos[o], ends[o]
 
 
 @jit
-def _stops(fin, nf, cf, c_left, t_timer, now, eps_t):
+def _stops(fin, nf, cf, c_left, timer_s, now_s, eps_s):
     """True if the event is more than flow completions: nothing finished, a timer is
     due, or a finished flow completes its coflow (``c_left`` = flows left per coflow,
     decremented for the finished flows unless it stops)."""
-    if nf == 0 or t_timer <= now + eps_t:
+    if nf == 0 or timer_s <= now_s + eps_s:
         return True
     stop = False
     for j in range(nf):
