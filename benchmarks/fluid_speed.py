@@ -53,7 +53,7 @@ rows compare within one run on one machine.
 - the first run in a fresh copy of the working tree (its tracked files, so no compiled
   kernel and no ``.pyc``) after ``scripts/setup.sh``'s kernel step, over a warm run in
   the same copy: ``sim_wall_s`` (target 1.5) and the whole process (no target). The
-  copy's kernel step compiles every kernel (about a minute).
+  copy's kernel step compiles every kernel (1-2 minutes).
 """
 from __future__ import annotations
 
@@ -301,7 +301,7 @@ def main() -> int:
                     help="add the command line's ratios: one FB2010 run as a whole process "
                          "over its simulation time (target 3; with and without flows.csv), "
                          "and the first run in a fresh copy of the tree over a warm one "
-                         "(target 1.5; compiles the kernels once, about a minute)")
+                         "(target 1.5; compiles the kernels once, 1-2 minutes)")
     ap.add_argument("--cli-only", action="store_true",
                     help="only the --cli rows (about 3 minutes with --reps 3)")
     ap.add_argument("--fb-coflow", action="store_true",

@@ -142,6 +142,20 @@ def test_coflow_benchmark_default_rate_and_config(tmp_path):
     assert r.returncode == 2 and "only topology big_switch" in r.stderr
 
 
+@pytest.mark.parametrize("text", [
+    '{"apps": [{"app_id": "a0"}]}',   # valid JSON, not a trace
+    '{"apps": [',                     # not JSON
+])
+def test_bad_trace_error_names_the_file(tmp_path, text):
+    bad = tmp_path / "mine.json"
+    bad.write_text(text)
+    r = fluid(bad, tmp_path / "o")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith(f"error: {bad}: "), r.stderr
+    assert lines[-1].count(str(bad)) == 1 and "Traceback" not in r.stderr, r.stderr
+
+
 # ---------------------------------------------------------------- -o guard
 
 def test_output_directory_holding_a_run_is_refused_unless_force(trace_file, tmp_path):

@@ -8,8 +8,9 @@ emulation.fluid TRACE --config FILE``, ``[sweep]`` / ``[full]`` by ``run_experim
 --config FILE``. An experiment that runs a trace file (``[experiment] trace``, as
 ``fb.toml``) writes that file as JSON. A ``[workload]`` key that no tuner of the file
 reads (``asha_num_trials`` with ``algorithm = "sha"``) is an error, as in the runner.
-For ``summary`` and ``validate``, FILE is a JSON trace or a coflow-benchmark text file. Bad input exits with status 2 and one line
-``error: ...`` naming the field (and app/stage/job), the key or the line number.
+For ``summary`` and ``validate``, FILE is a JSON trace or a coflow-benchmark text file.
+Bad input exits with status 2 and one line ``error: ...`` naming the field (and
+app/stage/job), the key or the line number.
 """
 from __future__ import annotations
 
@@ -107,11 +108,21 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--seed", type=int, metavar="N",
                    help="workload seed (default: [workload] seed, else the first of "
                         "[experiment] seeds, else 1)")
-    s = sub.add_parser("summary", help="print counts, bytes and per-host load, 'name: value' lines")
+    s = sub.add_parser(
+        "summary", help="print counts, bytes and per-host load, 'name: value' lines",
+        description="Print a trace's size as 'name: value' lines: apps, stages, jobs, coflows "
+                    "and flows (every iteration's), total_bytes, hosts and the busiest host's "
+                    "sent and received bytes (--per-host: every host's). Bad input: exit 2 "
+                    "and one line naming the file and the field.")
     s.add_argument("file", help="JSON trace or coflow-benchmark .txt file")
     s.add_argument("--per-host", action="store_true",
                    help="also print each host's sent and received bytes")
-    v = sub.add_parser("validate", help="check a trace; exit 2 with one line if it is bad")
+    v = sub.add_parser(
+        "validate", help="check a trace; exit 2 with one line if it is bad",
+        description="Check a trace (every field, unit and reference of workloads/trace.py, or "
+                    "a coflow-benchmark file's lines): 'ok: FILE: N apps, M stages' and exit "
+                    "0, or one line 'error: FILE: ...' naming the field (and app/stage/job) or "
+                    "the line number, and exit 2.")
     v.add_argument("file", help="JSON trace or coflow-benchmark .txt file")
     args = parser.parse_args(argv)
     try:

@@ -28,7 +28,7 @@ from workloads.trace import Trace
 # the files a run directory holds (both backends write them): a directory with any of
 # them holds a run, which the command lines do not overwrite without --force
 RECORD_FILES = ("run.json", "stages.csv", "coflows.csv", "flows.csv")
-COMPILE_NOTE = "compiling simulator kernels (once per checkout, about a minute)..."
+COMPILE_NOTE = "compiling simulator kernels (once per checkout, 1-2 minutes)..."
 
 
 def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, policy: str,
