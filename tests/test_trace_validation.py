@@ -60,6 +60,21 @@ def test_malformed_trace_exits_2_with_one_line(good, tmp_path, name):
     assert field in lines[0] and where in lines[0], lines[0]
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_load_names_the_file_once(good, tmp_path, name):
+    """Every reader of a trace (both backends' command lines, the workloads CLI) gets the
+    file's path at the head of the message, once."""
+    mutate, field, _ = CASES[name]
+    d = copy.deepcopy(good)
+    mutate(d)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(trace.TraceError) as info:
+        trace.load(p)
+    msg = str(info.value)
+    assert msg.startswith(f"{p}: ") and msg.count(str(p)) == 1 and field in msg, msg
+
+
 def test_non_json_and_missing_file(tmp_path):
     p = tmp_path / "x.json"
     p.write_text("{not json")

@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"host_{h}_sent_bytes: {sent[h]}")
                     print(f"host_{h}_received_bytes: {recv[h]}")
         else:
-            t = _in(args.file, coflow_benchmark.load_any, args.file)
+            t = coflow_benchmark.load_any(args.file)
             print(f"ok: {args.file}: {len(t.apps)} apps, {len(t.stages())} stages")
     except (trace.TraceError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -213,7 +213,8 @@ def sha256(trace: Trace) -> str:
 
 
 def load(path: str | Path) -> Trace:
-    """Read and validate a JSON trace; TraceError with a one-line reason otherwise."""
+    """Read and validate a JSON trace; TraceError with a one-line reason, starting with
+    the file's path, otherwise."""
     p = Path(path)
     try:
         text = p.read_text()
@@ -223,7 +224,10 @@ def load(path: str | Path) -> Trace:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(f"{p}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    return validate_dict(data)
+    try:
+        return validate_dict(data)
+    except TraceError as exc:
+        raise TraceError(f"{p}: {exc}") from None
 
 
 # ---------------------------------------------------------------- validation

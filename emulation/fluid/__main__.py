@@ -201,13 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             # hosts no flow uses (more than the trace's, or a last leaf filled up): named
             idle = check_topology_hosts(topo_cfg, trace.hosts,
                                         hosts_key=f"{args.trace}: {len(trace.hosts)} hosts")
-        except TraceError as exc:  # named after the file, as `workloads validate` does
-            msg = str(exc)
-            where = str(args.trace)
-            progress.write(f"error: {msg if msg.startswith(where) else f'{where}: {msg}'}",
-                           file=sys.stderr)
-            return 2
-        except ConfigError as exc:
+        except (TraceError, ConfigError) as exc:
             progress.write(f"error: {exc}", file=sys.stderr)
             return 2
         if idle:  # named after the --config file that set topology.num_hosts, if one did
