@@ -235,12 +235,14 @@ def label_bar_values(ax, data: pd.DataFrame, xs: dict, pols: list[str], high: np
 
 
 def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Path,
-                    styles: dict[str, Style] | None = None, note: str | None = None) -> list[Path]:
+                    styles: dict[str, Style] | None = None, note: str | None = None,
+                    backend: str | None = None) -> list[Path]:
     """Bars: avg SCT / the reference policy's (same trace, per seed, then averaged) per
     policy and scenario; 95% t-interval over seeds where there are two or more. An
     interval reaching below the axis (a log axis' bottom, or 0 on a linear axis) ends
     there in ``CUT_MARKER`` (the title says so; the CSV keeps the interval as computed:
-    ratio_mean +- ci95). ``note``: one more line for the title."""
+    ratio_mean +- ci95). ``note``: one more line for the title; ``backend``: named after the
+    experiment in the title (e.g. "packet level")."""
     d = norm[norm["experiment"] == experiment]
     pols = policy_order(d["policy"])
     st = _styles(pols, styles)
@@ -290,7 +292,8 @@ def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Pa
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"avg SCT / {reference}'s" + ("\n(log scale, bars from 1)" if log else ""))
     unit = d["unit"].iloc[0] if "unit" in d and d["unit"].nunique() == 1 else "runs"
-    ax.set_title(f"{experiment}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
+    what = f"{experiment} ({backend})" if backend else experiment
+    ax.set_title(f"{what}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
                  f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}"
                  + (f"\n{CUT_NOTE if log else CUT_NOTE_LINEAR}" if cut.any() else "")
                  + (f"\n{note}" if note else ""), fontsize=10)

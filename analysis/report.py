@@ -199,6 +199,8 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
                 "figure needs exactly one swept numeric key with two or more values).")
         figure_paths += plots.normalised_bars(
             norm, exp, ref, figs, st,
+            backend="packet level" if "backend" in er and (er["backend"] == "mininet").all()
+            else None,
             note=(None if not why else "runs disagree on figure: drawn as bars" if mixed
                   else f'figure = "line" is set: drawn as bars ({why})'))
         if (er["figure"] == "line").all() and not why:

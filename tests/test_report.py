@@ -245,7 +245,8 @@ def test_summary_states_measurements_not_history(tmp_path):
 
 # --- what the tables and figures are, named in the summary -----------------------------
 
-def write_runs(root, exp, params: dict, stages_by_policy: dict, seeds=(1,), figure=None):
+def write_runs(root, exp, params: dict, stages_by_policy: dict, seeds=(1,), figure=None,
+               backend="fluid"):
     """Runs of one scenario (``params``: dotted key -> value); ``stages_by_policy``: policy
     -> per seed a list of stage SCTs (each stage starts at 0, one job with one coflow)."""
     from workloads.config import value_label
@@ -257,7 +258,7 @@ def write_runs(root, exp, params: dict, stages_by_policy: dict, seeds=(1,), figu
             avg = sum(scts) / len(scts)
             (d / "run.json").write_text(json.dumps({
                 "experiment": exp, "policy": pol, "params": params, "workload_seed": seed,
-                "seed": seed, "backend": "fluid", "avg_sct_s": avg, "p95_sct_s": max(scts),
+                "seed": seed, "backend": backend, "avg_sct_s": avg, "p95_sct_s": max(scts),
                 "avg_cct_s": avg, "lower_bound_avg_sct_s": 1.0, "avg_sct_over_lb": avg,
                 "num_priority_classes": 8}))
             if figure:
@@ -382,6 +383,20 @@ def test_a_line_figure_that_cannot_be_drawn_says_so(tmp_path, capsys, monkeypatc
     assert f"note: two: `figure = \"line\"` is set" in capsys.readouterr().err
     assert f'figure = "line" is set: drawn as bars ({why})' in titles["two_normalised_avg_sct"]
     assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
+
+
+def test_bars_of_a_packet_level_experiment_say_so(tmp_path, monkeypatch):
+    from analysis import plots
+    titles = {}
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, stem, data: titles.setdefault(
+        stem, fig.axes[0].get_title()) and save(fig, out, stem, data))
+    write_runs(tmp_path, "emu", {}, {REFERENCE: ([2.0],), "sincronia": ([3.0],)},
+               backend="mininet")
+    write_runs(tmp_path, "sim", {}, {REFERENCE: ([2.0],), "sincronia": ([3.0],)})
+    make_report(tmp_path)
+    assert titles["emu_normalised_avg_sct"].startswith("emu (packet level): ")
+    assert titles["sim_normalised_avg_sct"].startswith("sim: ")
 
 
 def test_sct_cdfs_one_per_scenario_named_in_the_summary(tmp_path):
