@@ -55,9 +55,12 @@ Bad configs fail before any run starts, ``--dry-run`` included, with one line ``
 FILE: ...`` naming the key and exit status 2, and nothing is written: an unknown or
 mistyped key, a value out of range (also one that ``[sweep]`` replaces at every point),
 a ``[workload]`` key no tuner of the file reads at
-any sweep point (``asha_num_trials`` with ``algorithm = "sha"``, in a tenant too), or a
+any sweep point (``asha_num_trials`` with ``algorithm = "sha"``, in a tenant too), a
+trace file (``[experiment] trace``) that is not a valid trace (validated whole, as a run
+loads it; the error names the key, the file and its problem), or a
 topology short of the trace's hosts (``[topology] num_hosts`` below ``[workload]
-num_hosts``; leave it out and the topology takes the trace's count). Hosts no flow uses
+num_hosts``; leave it out and the topology takes the trace's count). An ``--out`` that
+is a file (or lies under one) is refused the same way. Hosts no flow uses
 are named in a ``note:`` line on stderr: those of a ``[topology] num_hosts`` above the
 trace's, and those a leaf-spine adds when its ``hosts_per_leaf`` does not divide the host
 count (16 hosts, 5 per leaf: 4 leaves, 20 hosts, h16..h19 idle, and the last leaf's
@@ -67,7 +70,7 @@ removed, an older run of the same name is kept, and a rerun runs it again; the t
 and bounds already made under ``<experiment>/traces/`` are whole files and are reused.
 Paths in the records (run.json ``trace_path``) are relative to the results directory.
 
-The analysis (``analysis/``) reports every policy that ran, in the registry order of
+The analysis (``analysis/``; its progress on stderr, a line per step) reports every policy that ran, in the registry order of
 ``emulation.scheduler.POLICIES``; its ratios are taken against ``--reference POLICY``
 (default ``beamer`` when it ran, else the first policy in that order), and ``--cdf
 EXPERIMENT ...`` (or ``all``) chooses the experiments whose SCT CDFs it draws; both are
@@ -102,7 +105,8 @@ import os
 import sys
 from pathlib import Path
 
-from workloads.cli import interrupts_end_quietly, run_cli
+from workloads.cli import (ArgumentParser, described, epilog, interrupts_end_quietly,
+                           output_path_error, run_cli)
 
 INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs the rest (a "
                "run cut short leaves nothing the next one does not clear); if the analysis was "
@@ -228,51 +232,71 @@ def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Na
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--config", action="append", type=Path,
-                    help="experiment TOML (repeatable); default: every experiments/*.toml of the "
-                         "suite. Results go to runs/<config stem>/ unless --out says otherwise")
+def build_parser() -> ArgumentParser:
+    ap = ArgumentParser(
+        prog="run_experiments.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=described(
+            "Run experiment configs (TOML) into a results directory, then write its "
+            "tables, figures and summary.md. Runs already recorded are skipped, so an "
+            "interrupted suite resumes where it stopped."),
+        epilog=epilog(
+            ["python run_experiments.py              # the suite -> results/, analysed",
+             "python run_experiments.py --dry-run    # the runs: done / to run / different",
+             "python run_experiments.py --config runs/mine.toml   # -> runs/mine/",
+             "python run_experiments.py --config runs/mine.toml --out DIR --jobs 2",
+             "python run_experiments.py --verify     # recompute results/, compare"],
+            "results/ holds the committed reference results of the default suite: only "
+            "the default suite writes there (--config and --full runs need --force); to "
+            "recompute the reference itself, run the suite with --out /tmp/fresh and "
+            "compare. A bad config (an unknown key, a value out of range, a bad trace "
+            "file, a topology short of the trace's hosts) fails before any run, --dry-run "
+            "included: one line 'error: FILE: ...', exit status 2, nothing written. See "
+            "README.md, 'Your own experiment' (a config's tables, sweeps) and 'Artifact "
+            "evaluation'."))
+    ap.add_argument("--config", action="append", type=Path, metavar="FILE",
+                    help="experiment TOML (repeatable; default: the suite, every "
+                         "experiments/*.toml)")
     ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
                     help="which experiments to run (default both; Mininet ones need root)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                    help=f"worker processes for the fluid runs (default: the number of CPUs, "
-                         f"{os.cpu_count() or 1} here; packet-level runs go one at a time)")
-    ap.add_argument("--out", type=Path, default=None,
-                    help="results directory (default: results/ for the default suite, the "
-                         "committed reference results; runs/<config stem>/ with --config; "
-                         "runs/full/ with --full)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                    help=f"worker processes of the fluid runs (default: the CPUs, "
+                         f"{os.cpu_count() or 1} here)")
+    ap.add_argument("--out", type=Path, default=None, metavar="DIR",
+                    help="results directory (default: results/ for the suite, "
+                         "runs/<config stem>/ with --config, runs/full/ with --full)")
     ap.add_argument("--force", action="store_true",
-                    help="replace run directories that hold a different run (another config "
-                         "hash), and allow --config / --full runs into results/")
+                    help="replace run directories that hold a different run; allow "
+                         "--config / --full runs into results/")
     ap.add_argument("--reference", metavar="POLICY",
-                    help="policy every ratio of the analysis is taken against (default: beamer "
-                         "when it ran, else the first policy in registry order)")
+                    help="policy the analysis's ratios are taken against (default: beamer "
+                         "when it ran)")
     ap.add_argument("--cdf", metavar="EXPERIMENT", nargs="+",
-                    help="experiments whose SCT CDFs the analysis draws, one figure per "
-                         "scenario; 'all': every experiment (default: pattern when it ran, "
-                         "else the first experiment), as python -m analysis --cdf")
+                    help="experiments whose SCT CDFs the analysis draws, or 'all' "
+                         "(default: pattern when it ran)")
     size = ap.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="the default: each file's own sizes and seeds (the suite's are small)")
-    size.add_argument("--full", action="store_true", help="paper-scale sizes and repetitions ([full] tables)")
+    size.add_argument("--quick", action="store_true",
+                      help="the default: each file's own sizes and seeds")
+    size.add_argument("--full", action="store_true",
+                      help="paper-scale sizes and repetitions ([full] tables)")
     ap.add_argument("--dry-run", action="store_true",
-                    help="list the runs, each marked done / to run / different, with the "
-                         "notes and the error a run would print, and exit with its status "
-                         "(2 when a run would stop before starting: a different run without "
-                         "--force, --config or --full into results/)")
+                    help="list the runs (done / to run / different), the notes and the "
+                         "error a run would print; exit with its status")
     ap.add_argument("--dask", metavar="ADDRESS",
-                    help="submit runs to a Dask distributed scheduler: its address "
-                         "(tcp://host:8786, an existing cluster) or 'local' (a LocalCluster "
-                         "of --jobs single-threaded worker processes on this machine)")
-    ap.add_argument("--no-analysis", action="store_true", help="skip figures and summary")
+                    help="run on a Dask scheduler: tcp://host:8786, or 'local' (--jobs "
+                         "worker processes here)")
+    ap.add_argument("--no-analysis", action="store_true",
+                    help="skip tables, figures and summary")
     ap.add_argument("--verify", action="store_true",
-                    help="recompute the fluid runs of the directory the same command writes "
-                         "to (--out; else runs/<config stem>/ with --config, runs/full/ with "
-                         "--full, results/ without either) into a temporary directory and "
-                         "compare them exactly with its records; exit 1 on a mismatch")
+                    help="recompute the fluid runs of the results directory in a temporary "
+                         "one and compare exactly; exit 1 on a mismatch")
     ap.add_argument("--sample", type=int, default=0, metavar="N",
-                    help="with --verify: recompute a seeded random sample of N fluid runs "
-                         "(default 0 = all)")
+                    help="with --verify: a seeded random sample of N fluid runs (default 0 "
+                         "= all)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error("--jobs must be >= 1")
@@ -297,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _kernels_ready()
         return verify(target, sample=args.sample, jobs=args.jobs)
+    out = (args.out or default_out(args.config, full=args.full)).resolve()
+    bad_out = output_path_error(args.out or _shown(out),
+                                option="--out" if args.out else "results directory")
+    if bad_out:
+        print(f"error: {bad_out}", file=sys.stderr)
+        return 2
     configs = args.config or suite_configs()
     try:
         specs, notes, config_notes = collect_specs(configs, full=args.full, backend=args.backend)
@@ -305,7 +335,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for n in config_notes:
         print(f"note: {n}", file=sys.stderr)
-    out = (args.out or default_out(args.config, full=args.full)).resolve()
     where = _shown(out)
     if any(n.startswith(MININET_SKIPPED) for n in notes):
         kept = sum(1 for r in committed_runs(out) if backend_of(r) == "mininet")
@@ -423,7 +452,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results: {where} (analysis skipped; later: python -m analysis {where})")
         return 0
     from analysis.report import make_report
-    summary = make_report(out, reference=args.reference, cdf=args.cdf)
+    from runner.progress import StepProgress
+    steps = StepProgress("analysis")  # a line per step on stderr, the figures as a bar
+    summary = make_report(out, reference=args.reference, cdf=args.cdf, progress=steps)
+    steps.close()
     print(f"results: {where} (summary: {_shown(summary)}, tables/, figures/)")
     return 0
 

@@ -15,8 +15,10 @@ names the tables, and ``remove_stale`` deletes what an earlier analysis wrote an
 did not).
 
 Each run row carries ``run`` (its directory relative to the results directory, e.g.
-``pattern/sync_pattern=ring,policy=fair,seed=1``: what tables show) and ``run_dir`` (the
-path to read its files from; never written to a table: ``write_table`` drops it).
+``pattern/sync_pattern=ring,policy=fair,seed=1``: what tables show), ``run_dir`` (the
+path to read its records from, the shared run's for a run whose run.json names one in
+``same_run_as``; never written to a table: ``write_table`` drops it) and ``same_run_as``
+(that shared run, or "").
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from emulation.records import SAME_RUN_AS
 from workloads.config import value_label
 
 
@@ -77,23 +80,55 @@ def run_dirs(results: Path) -> list[Path]:
                   if not p.parent.name.startswith("."))
 
 
-def _figure_kind(run_dir: Path) -> str:
-    """The experiment's ``figure`` setting ("bars" or "line") from the run's run_config.json
-    (the runner writes it; "bars" without one)."""
+def _experiment_cfg(run_dir: Path) -> dict:
+    """The run's ``[experiment]`` settings from its run_config.json (the runner writes it;
+    empty without one)."""
     try:
         cfg = json.loads((run_dir / "run_config.json").read_text())
     except (OSError, ValueError):
-        return "bars"
-    return str(cfg.get("experiment_cfg", {}).get("figure", "bars"))
+        return {}
+    return cfg.get("experiment_cfg", {}) or {}
+
+
+def seed_set_of(experiment_cfg: dict, seed) -> str:
+    """The name of the ``seed_sets`` group of ``[experiment]`` that holds ``seed``, "" if
+    none does."""
+    for name, seeds in (experiment_cfg.get("seed_sets") or {}).items():
+        if seed in seeds:
+            return str(name)
+    return ""
+
+
+def seed_set_groups(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """``df``'s rows by ``seed_set`` (``load_runs``' column, copied to stages), the sets
+    in the order of their first row: [("", df)] when no run names one."""
+    col = df["seed_set"].fillna("") if "seed_set" in df else pd.Series("", index=df.index)
+    return [(name, df[col == name]) for name in dict.fromkeys(col)]
 
 
 NO_SWEEP = "no sweep"
 
 
+def _records_dir(results: Path, run_dir: Path, run: dict) -> Path:
+    """Where ``run_dir``'s records are: its own directory, or the one its run.json names in
+    ``same_run_as`` (a configuration another experiment ran too); FileNotFoundError naming
+    both if that one holds no records."""
+    shared = run.get(SAME_RUN_AS)
+    if not shared:
+        return run_dir
+    src = results / shared
+    if not (src / "stages.csv").exists():
+        raise FileNotFoundError(f"{run_dir.relative_to(results).as_posix()} shares the records "
+                                f"of {shared}, which holds none (rerun the runner to make them)")
+    return src
+
+
 def load_runs(results: Path) -> pd.DataFrame:
     """One row per run: run.json's scalars plus ``scenario``: its swept parameters
     (``name=value,...``), "all" in an experiment without a sweep, ``NO_SWEEP`` for a run
-    without one in an experiment whose other runs have one."""
+    without one in an experiment whose other runs have one; ``figure`` and ``seed_set``
+    (the ``[experiment] seed_sets`` group of its seed, "" if none) from its
+    run_config.json."""
     results = Path(results)
     rows = []
     for d in run_dirs(results):
@@ -105,9 +140,12 @@ def load_runs(results: Path) -> pd.DataFrame:
         row["scenario"] = ",".join(f"{k.split('.')[-1]}={value_label(v)}" for k, v in params.items()) or "all"
         for k, v in params.items():
             row[f"param:{k}"] = value_label(v)
-        row["figure"] = _figure_kind(d)
+        exp_cfg = _experiment_cfg(d)
+        row["figure"] = str(exp_cfg.get("figure", "bars"))
+        row["seed_set"] = seed_set_of(exp_cfg, run.get("workload_seed", run.get("seed")))
         row["run"] = d.relative_to(results).as_posix()
-        row["run_dir"] = str(d)
+        row["run_dir"] = str(_records_dir(results, d, run))
+        row[SAME_RUN_AS] = run.get(SAME_RUN_AS, "")
         rows.append(row)
     if not rows:
         raise FileNotFoundError(f"no run records (*/*/run.json) under {results}")
@@ -190,7 +228,8 @@ def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for _, r in runs.iterrows():
         df = pd.read_csv(Path(r["run_dir"]) / "stages.csv")
-        for k in ("experiment", "scenario", "policy", "seed", "workload_seed", "repetition"):
+        for k in ("experiment", "scenario", "policy", "seed", "workload_seed", "repetition",
+                  "seed_set"):
             df[k] = r.get(k)
         parts.append(df)
     return pd.concat(parts, ignore_index=True)

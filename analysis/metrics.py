@@ -1,11 +1,15 @@
 """Metrics over runs: per-policy SCT statistics and ratios to a reference policy with 95%
 t-intervals over seeds (no interval from a single value).
 
+Ratios between policies are the reference's metric / the other policy's (< 1: the
+reference is faster), per run of the same trace, then averaged (``reference_ratios``,
+``policy_ratios``); their columns say so (``ratio_column``: ``avg_sct_ratio_ref_over_policy``).
+
 Two averages of SCT, named apart everywhere: a run's ``avg_sct_s`` is the mean over its
-stages, and ``avg_sct_s_mean`` (``normalised``) the mean of those over a scenario's runs;
-``pooled_avg_sct_s`` (``sct_table``) is the mean over every stage of every run of the
-scenario pooled, where a run with more stages weighs more. Scenarios come out ordered by
-``analysis.load.scenario_order`` (numbers as numbers)."""
+stages, and ``avg_sct_s_mean`` (``reference_ratios``) the mean of those over a scenario's
+runs; ``pooled_avg_sct_s`` (``sct_table``) is the mean over every stage of every run of
+the scenario pooled, where a run with more stages weighs more. Scenarios come out ordered
+by ``analysis.load.scenario_order`` (numbers as numbers)."""
 from __future__ import annotations
 
 import numpy as np
@@ -28,34 +32,56 @@ def mean_ci95(x: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), float(half)
 
 
-def normalised(runs: pd.DataFrame, metric: str = "avg_sct_s",
-               reference: str = DEFAULT_REFERENCE) -> pd.DataFrame:
-    """Per (experiment, scenario, policy): mean of metric / reference's metric over seeds, with CI.
+def ratio_column(metric: str) -> str:
+    """Name of the column holding the reference's ``metric`` / a policy's:
+    ``avg_sct_s`` -> ``avg_sct_ratio_ref_over_policy`` (< 1: the reference is faster)."""
+    return f"{metric.removesuffix('_s')}_ratio_ref_over_policy"
 
-    The ratio is taken per seed (same trace) and repetition index (packet-level runs
-    repeat; fluid runs are repetition 0), then averaged. ``reduction_mean``: the mean over
-    those runs of ``1 - reference / metric`` (the reference's reduction vs this policy;
-    positive = the reference is faster), with its CI. ``seeds``: how many runs the mean is
-    over; ``unit``: what those runs are (``seeds``, ``repetitions`` of one seed, or
-    ``runs`` of several seeds and repetitions).
-    """
+
+AVG_SCT_RATIO = ratio_column("avg_sct_s")
+
+
+def _paired(runs: pd.DataFrame, metric: str, reference: str) -> pd.DataFrame:
+    """``runs`` with the reference's ``metric`` of the same trace beside each run (``ref``):
+    same experiment, scenario, seed and repetition index (fluid runs: repetition 0)."""
     key = ["experiment", "scenario", "workload_seed"] + (["repetition"] if "repetition" in runs else [])
     ref = runs[runs["policy"] == reference].set_index(key)[metric].rename("ref")
-    df = runs.join(ref, on=key)
-    df["ratio"] = df[metric] / df["ref"]
-    df["reduction"] = 1.0 - df["ref"] / df[metric]
+    return runs.join(ref, on=key)
+
+
+def _per_scenario(df: pd.DataFrame, metric: str, columns: list[str]) -> list[dict]:
+    """Per (experiment, scenario, policy) of ``df``: mean and 95% t-interval half-width
+    (``<column>_mean``, ``<column>_ci95``) of each per-run column, the mean of ``metric``,
+    ``seeds`` (how many runs) and ``unit`` (what those runs are: ``seeds``,
+    ``repetitions`` of one seed, or ``runs`` of several seeds and repetitions)."""
     rows = []
     for (exp, scen, pol), g in df.groupby(["experiment", "scenario", "policy"], sort=False):
-        m, h = mean_ci95(g["ratio"].dropna())
-        red, red_h = mean_ci95(g["reduction"].dropna())
-        raw, _ = mean_ci95(g[metric])
+        row = {"experiment": exp, "scenario": scen, "policy": pol}
+        for c in columns:
+            row[f"{c}_mean"], row[f"{c}_ci95"] = mean_ci95(g[c].dropna())
         reps = g["repetition"].nunique() if "repetition" in g else 1
         unit = ("seeds" if reps == 1 else "repetitions" if g["workload_seed"].nunique() == 1
                 else "runs")
-        rows.append({"experiment": exp, "scenario": scen, "policy": pol, "ratio_mean": m,
-                     "ratio_ci95": h, "reduction_mean": red, "reduction_ci95": red_h,
-                     f"{metric}_mean": raw, "seeds": len(g), "unit": unit})
-    return pd.DataFrame(rows)
+        rows.append({**row, f"{metric}_mean": mean_ci95(g[metric])[0], "seeds": len(g),
+                     "unit": unit})
+    return rows
+
+
+def reference_ratios(runs: pd.DataFrame, metric: str = "avg_sct_s",
+                     reference: str = DEFAULT_REFERENCE) -> pd.DataFrame:
+    """Per (experiment, scenario, policy): the reference's metric / the policy's, taken per
+    run against the reference's run of the same trace (seed and repetition index), then
+    averaged: ``<ratio_column(metric)>_mean`` with its 95% t-interval half-width
+    ``<ratio_column(metric)>_ci95`` (NaN from one run); < 1 means the reference is faster,
+    and the reference's own row is 1. ``reference`` names it in every row;
+    ``<metric>_mean``, ``seeds`` and ``unit`` as in ``_per_scenario``."""
+    df = _paired(runs, metric, reference)
+    col = ratio_column(metric)
+    df[col] = df["ref"] / df[metric]
+    out = pd.DataFrame(_per_scenario(df, metric, [col]))
+    if not out.empty:
+        out.insert(2, "reference", reference)
+    return out
 
 
 def sct_table(stages: pd.DataFrame) -> pd.DataFrame:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.load import write_table
-from analysis.metrics import normalised
+from analysis.metrics import ratio_column, reference_ratios
 from analysis.policies import DEFAULT_REFERENCE, sort_by_policy
 from analysis.text import units_by_experiment
 
@@ -87,12 +87,11 @@ def packet_level_table(runs: pd.DataFrame, reference: str = DEFAULT_REFERENCE) -
     mn = _mininet_runs(runs)
     if mn.empty or "avg_sct_capture_s" not in mn or mn["avg_sct_capture_s"].isna().all():
         return pd.DataFrame()
-    cap = normalised(mn, metric="avg_sct_capture_s", reference=reference)
-    rep = normalised(mn, metric="avg_sct_s", reference=reference)
+    cap = reference_ratios(mn, metric="avg_sct_capture_s", reference=reference)
+    rep = reference_ratios(mn, metric="avg_sct_s", reference=reference)
     key = ["experiment", "scenario", "policy"]
-    out = cap.rename(columns={"ratio_mean": "ratio_capture", "ratio_ci95": "ratio_capture_ci95"}).merge(
-        rep[key + ["ratio_mean", "ratio_ci95", "avg_sct_s_mean"]].rename(
-            columns={"ratio_mean": "ratio_reported", "ratio_ci95": "ratio_reported_ci95"}), on=key)
+    c, r = ratio_column("avg_sct_capture_s"), ratio_column("avg_sct_s")
+    out = cap.merge(rep[key + [f"{r}_mean", f"{r}_ci95", "avg_sct_s_mean"]], on=key)
     return out
 
 
@@ -156,7 +155,7 @@ def reader_totals(reader: pd.DataFrame) -> dict:
 
 
 def _unit_note(table: pd.DataFrame) -> str:
-    """What the runs behind a ratio are, per experiment (``unit`` of ``normalised``)."""
+    """What the runs behind a ratio are, per experiment (``unit`` of ``reference_ratios``)."""
     return "; ".join(f"{w} ({', '.join(exps)})" for w, exps in units_by_experiment(table).items())
 
 
@@ -186,16 +185,17 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path,
         lines += ["", f"## Packet level: every policy relative to {reference}, from the captures", "",
                   "Avg SCT (trace s) per policy from the switch captures (last payload byte "
                   "at the receiver's port), the driver-reported value beside it; ratio = "
-                  f"policy / {reference} per run of the same trace, averaged over the runs "
-                  f"(> 1: {reference} faster): {_unit_note(table)}; ± is the 95% t-interval "
+                  f"{reference} / policy per run of the same trace, averaged over the runs "
+                  f"(< 1: {reference} faster): {_unit_note(table)}; ± is the 95% t-interval "
                   "over the runs, shown only for two or more.", "",
                   "| experiment | scenario | policy | runs | avg SCT capture | avg SCT reported | "
                   "ratio capture | ratio reported |", "|---|---|---|---|---|---|---|---|"]
+        cap, rep = ratio_column("avg_sct_capture_s"), ratio_column("avg_sct_s")
         for _, r in table.iterrows():
             lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {int(r['seeds'])} | "
                          f"{r['avg_sct_capture_s_mean']:.3f} | {r['avg_sct_s_mean']:.3f} | "
-                         f"{_pm(r['ratio_capture'], r['ratio_capture_ci95'])} | "
-                         f"{_pm(r['ratio_reported'], r['ratio_reported_ci95'])} |")
+                         f"{_pm(r[f'{cap}_mean'], r[f'{cap}_ci95'])} | "
+                         f"{_pm(r[f'{rep}_mean'], r[f'{rep}_ci95'])} |")
     if not agree.empty:
         lines += ["", "## Packet level: capture-derived vs reported SCT per run", "",
                   "| experiment | run | stages | median abs diff (s) | max abs diff (s) | max rel diff |",

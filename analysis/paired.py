@@ -11,9 +11,11 @@ With few repetitions the percentile bootstrap cannot reach 95% coverage (from 3 
 its interval is their range), so the verdicts and the figure use the t-interval, the
 wider of the two here; the bootstrap interval is reported beside it.
 
-Writes ``tables/paired_ratios.csv``, the figure ``paired_ratios`` and the summary section
-(with, for ``beamer`` vs ``sincronia``, whether the interval excludes 1 and the mean is
-within ``TWIN_TOLERANCE`` of the twin's ratio).
+Writes ``tables/paired_ratios.csv`` (ratio columns named for their direction:
+``RATIO_MEAN``, ``TWIN``, ``PER_REPETITION``; < 1: the reference is faster), the figure
+``paired_ratios`` (on the ratio axis of ``analysis.plots``) and the summary section (with,
+for ``beamer`` vs ``sincronia``, whether the interval excludes 1 and the mean is within
+``TWIN_TOLERANCE`` of the twin's ratio).
 
 Over seeds (``seed_ratios``, ``seeds_section``): an experiment that runs ``MIN_REPS`` or
 more seeds (each its own trace) is compared trace by trace too: per seed the reference's
@@ -33,8 +35,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.load import write_table
-from analysis.plots import (CUT_NOTE_LINEAR, _save, _styles, draw_intervals,
-                            linear_axis_bottom)
+from analysis.metrics import AVG_SCT_RATIO
+from analysis.plots import (CUT_NOTE, _save, _styles, draw_intervals, interval_ends,
+                            ratio_axis, ratio_label)
 from analysis.policies import Style, policy_order
 
 BOOTSTRAP_RESAMPLES = 10_000
@@ -42,6 +45,13 @@ BOOTSTRAP_SEED = 0
 MIN_REPS = 3
 TWIN_TOLERANCE = 0.05  # |emulated mean ratio - twin ratio| for the beamer vs sincronia check
 KEY = ["experiment", "scenario", "workload_seed"]
+# the reference's avg SCT / the other policy's (< 1: the reference is faster): the mean over
+# repetitions, the fluid twin's, each repetition's
+RATIO_MEAN = f"{AVG_SCT_RATIO}_mean"
+TWIN = f"twin_{AVG_SCT_RATIO}"
+PER_REPETITION = f"{AVG_SCT_RATIO}_per_repetition"
+EMULATED_SEEDS_MEAN = f"emulated_{AVG_SCT_RATIO}_mean"  # over seeds (``seed_ratios``)
+TWIN_SEEDS_MEAN = f"twin_{AVG_SCT_RATIO}_mean"
 
 
 def bootstrap_ci95(x: np.ndarray, *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -88,54 +98,52 @@ def paired_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
             lo, hi = bootstrap_ci95(r) if len(r) >= MIN_REPS else nan
             tlo, thi = t_ci95(r) if len(r) >= MIN_REPS else nan
             rows.append({**dict(zip(KEY, key)), "reference": reference, "policy": other,
-                         "repetitions": len(r), "ratio_mean": float(r.mean()),
+                         "repetitions": len(r), RATIO_MEAN: float(r.mean()),
                          "t95_low": tlo, "t95_high": thi, "ci95_low": lo, "ci95_high": hi,
-                         "twin_ratio": float(twin[reference] / twin[other]),
-                         "ratios": " ".join(f"{v:.4f}" for v in r)})
+                         TWIN: float(twin[reference] / twin[other]),
+                         PER_REPETITION: " ".join(f"{v:.4f}" for v in r)})
     return pd.DataFrame(rows)
 
 
 def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None = None
                   ) -> list[Path]:
-    """Per experiment, per other policy: the emulated mean ratio with its t-interval, and
-    the twin's ratio as an open marker, both in the policy's colour and marker; the legend
-    explains filled and open in black. The line at 1 is black and dashed. An interval
-    reaching below 0 is drawn down to the axis, which then starts at 0, and ends there in
-    ``analysis.plots.CUT_MARKER``."""
+    """Per experiment, per other policy: the emulated mean ratio (the reference's avg SCT /
+    the policy's) with its t-interval, and the twin's ratio as an open marker, both in the
+    policy's colour and marker, on the ratio axis shared by the panels
+    (``analysis.plots.ratio_axis``: log, centred on 1, the line at 1 black and dashed); the
+    legend explains filled and open in black. An interval reaching below the axis is drawn
+    down to it and ends there in ``analysis.plots.CUT_MARKER``."""
     exps = list(dict.fromkeys(pr["experiment"]))
     pols = policy_order(pr["policy"])
     st = _styles(pols, styles)
     fig, axes = plt.subplots(1, len(exps), figsize=(4.2 * len(exps) + 1, 3.8), squeeze=False,
                              sharey=True)
     rows = []
-    bottom = linear_axis_bottom(pr["t95_low"])
+    values = np.concatenate([pr[RATIO_MEAN].to_numpy(float), pr[TWIN].to_numpy(float)])
     any_cut = False
     for ax, exp in zip(axes[0], exps):
-        d = pr[pr["experiment"] == exp].set_index("policy").reindex(pols).dropna(subset=["ratio_mean"])
-        x = np.arange(len(d))
+        bottom = ratio_axis(ax, values, pr["t95_low"], pr["t95_high"])
+        d = pr[pr["experiment"] == exp].set_index("policy").reindex(pols) \
+            .dropna(subset=[RATIO_MEAN])
         for i, (p, r) in enumerate(d.iterrows()):
-            low = r["t95_low"]
-            cut = bottom is not None and np.isfinite(low) and low < bottom
-            any_cut |= bool(cut)
-            ax.plot(i, r["ratio_mean"], marker=st[p].marker, color=st[p].colour, markersize=7,
-                    linestyle="none")
-            draw_intervals(ax, [i], [r["ratio_mean"]], [bottom if cut else low], [r["t95_high"]],
-                           [cut], colour=st[p].colour, capsize=3)
-            ax.plot(i + 0.22, r["twin_ratio"], marker=st[p].marker, markerfacecolor="none",
-                    color=st[p].colour, markersize=7, linestyle="none")
-            rows.append({"experiment": exp, "policy": p, "ratio_mean": r["ratio_mean"],
-                         "t95_low": r["t95_low"], "t95_high": r["t95_high"],
-                         "twin_ratio": r["twin_ratio"], "repetitions": r["repetitions"],
-                         "colour": st[p].colour})
-        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        ax.set_xticks(x, [f"/ {p}" for p in d.index], rotation=30, ha="right", fontsize=8)
+            low, high, cut = interval_ends([r[RATIO_MEAN]], [r[RATIO_MEAN] - r["t95_low"]], bottom)
+            any_cut |= bool(cut.any())
+            ax.plot(i, r[RATIO_MEAN], marker=st[p].marker, color=st[p].colour, markersize=7,
+                    linestyle="none", zorder=4)
+            draw_intervals(ax, [i], [r[RATIO_MEAN]], low, [r["t95_high"]], cut,
+                           colour=st[p].colour, capsize=3)
+            ax.plot(i + 0.22, r[TWIN], marker=st[p].marker, markerfacecolor="none",
+                    color=st[p].colour, markersize=7, linestyle="none", zorder=4)
+            rows.append({"experiment": exp, "reference": r["reference"], "policy": p,
+                         RATIO_MEAN: r[RATIO_MEAN], "t95_low": r["t95_low"],
+                         "t95_high": r["t95_high"], TWIN: r[TWIN],
+                         "repetitions": r["repetitions"], "colour": st[p].colour})
+        ax.set_xticks(np.arange(len(d)), [f"/ {p}" for p in d.index], rotation=30, ha="right",
+                      fontsize=8)
         reps = int(d["repetitions"].min()) if len(d) else 0
         ax.set_title(f"{exp} ({reps} repetitions)", fontsize=9)
-        ax.grid(axis="y", alpha=0.3)
-        if bottom is not None:
-            ax.set_ylim(bottom=bottom)
     ref = pr["reference"].iloc[0]
-    axes[0][0].set_ylabel(f"{ref} avg SCT / policy's (per repetition)")
+    axes[0][0].set_ylabel(ratio_label(ref))
     # the legend says what filled and open mean, in no policy's colour or marker (the
     # policy of each point is its tick label)
     axes[0][0].legend(handles=[
@@ -143,10 +151,10 @@ def paired_figure(pr: pd.DataFrame, out: Path, styles: dict[str, Style] | None =
                label="emulated (mean, 95% t-interval)"),
         Line2D([], [], marker="o", color="black", markerfacecolor="none", markersize=7,
                linestyle="none", label="fluid twin")], fontsize=8, loc="best")
-    fig.suptitle(f"{ref} against each policy at packet level (< 1: {ref} faster)\n"
+    fig.suptitle(f"{ref} against each policy at packet level, avg SCT\n"
                  f"filled: mean over repetitions, 95% t-interval (none below {MIN_REPS} "
                  "repetitions); open: the fluid twin; black dashed: 1"
-                 + (f"\n{CUT_NOTE_LINEAR}" if any_cut else ""), fontsize=9)
+                 + (f"\n{CUT_NOTE}" if any_cut else ""), fontsize=9)
     fig.tight_layout()
     return _save(fig, out, "paired_ratios", pd.DataFrame(rows))
 
@@ -164,7 +172,7 @@ def paired_section(per_run: pd.DataFrame, tables: Path, figs: Path, reference: s
         if (pr["repetitions"] >= 2).any() else []
     lines = ["", "## Packet level: paired comparison over repetitions", "",
              f"Per repetition, {reference}'s avg SCT / the other policy's (same trace, same "
-             f"repetition index); mean over repetitions, its Student-t 95% interval and its "
+             f"repetition index; < 1: {reference} faster); mean over repetitions, its Student-t 95% interval and its "
              f"95% percentile-bootstrap interval ({BOOTSTRAP_RESAMPLES:,} resamples, seed "
              f"{BOOTSTRAP_SEED}); intervals only from {MIN_REPS} or more repetitions. With few "
              "repetitions the bootstrap interval is too narrow (from 3 values it is their "
@@ -179,18 +187,18 @@ def paired_section(per_run: pd.DataFrame, tables: Path, figs: Path, reference: s
 
     for _, r in pr.iterrows():
         lines.append(f"| {r['experiment']} | {r['workload_seed']} | {r['policy']} | "
-                     f"{int(r['repetitions'])} | {r['ratio_mean']:.3f} | "
+                     f"{int(r['repetitions'])} | {r[RATIO_MEAN]:.3f} | "
                      f"{interval(r['t95_low'], r['t95_high'])} | "
-                     f"{interval(r['ci95_low'], r['ci95_high'])} | {r['twin_ratio']:.3f} |")
+                     f"{interval(r['ci95_low'], r['ci95_high'])} | {r[TWIN]:.3f} |")
     bs = pr[(pr["policy"] == "sincronia") & np.isfinite(pr["t95_low"])]
     for _, r in bs.iterrows():
         excl = r["t95_high"] < 1 or r["t95_low"] > 1
-        near = abs(r["ratio_mean"] - r["twin_ratio"]) <= TWIN_TOLERANCE
+        near = abs(r[RATIO_MEAN] - r[TWIN]) <= TWIN_TOLERANCE
         lines.append("")
         lines.append(f"{r['experiment']}: {reference} vs sincronia, the t-interval excludes 1: "
                      f"**{'yes' if excl else 'no'}**; mean within {TWIN_TOLERANCE} of the twin's "
-                     f"ratio: **{'yes' if near else 'no'}** ({r['ratio_mean']:.4f} vs "
-                     f"{r['twin_ratio']:.4f}, {abs(r['ratio_mean'] - r['twin_ratio']):.4f} "
+                     f"ratio: **{'yes' if near else 'no'}** ({r[RATIO_MEAN]:.4f} vs "
+                     f"{r[TWIN]:.4f}, {abs(r[RATIO_MEAN] - r[TWIN]):.4f} "
                      f"apart).")
     return lines, figs_out
 
@@ -230,8 +238,8 @@ def seed_ratios(per_run: pd.DataFrame, reference: str) -> pd.DataFrame:
             lo, hi = t_ci95(emu_r - twin_r)
             rows.append({"experiment": exp, "scenario": scen, "reference": reference,
                          "policy": other, "seeds": len(per_seed),
-                         "emulated_ratio_mean": float(emu_r.mean()),
-                         "twin_ratio_mean": float(twin_r.mean()),
+                         EMULATED_SEEDS_MEAN: float(emu_r.mean()),
+                         TWIN_SEEDS_MEAN: float(twin_r.mean()),
                          "difference_mean": float((emu_r - twin_r).mean()),
                          "difference_t95_low": lo, "difference_t95_high": hi,
                          "seeds_in_twin_order": int(((emu_r < 1) == (twin_r < 1)).sum()),
@@ -249,7 +257,8 @@ def seeds_section(per_run: pd.DataFrame, tables: Path, reference: str) -> list[s
         return []
     write_table(sr, tables / "paired_seeds.csv")
     lines = ["", "## Packet level: comparison over seeds", "",
-             f"Per seed (each its own trace), {reference}'s avg SCT / the other policy's, "
+             f"Per seed (each its own trace), {reference}'s avg SCT / the other policy's "
+             f"(< 1: {reference} faster), "
              "emulated (mean over the seed's repetitions) and in the fluid twin; over the "
              "seeds their means, the mean of (emulated - twin) with its Student-t 95% "
              "interval (does the packet level move the comparison away from the twin on "
@@ -260,7 +269,7 @@ def seeds_section(per_run: pd.DataFrame, tables: Path, reference: str) -> list[s
              "|---|---|---|---|---|---|---|---|"]
     for _, r in sr.iterrows():
         lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {r['seeds']} | "
-                     f"{r['emulated_ratio_mean']:.3f} | {r['twin_ratio_mean']:.3f} | "
+                     f"{r[EMULATED_SEEDS_MEAN]:.3f} | {r[TWIN_SEEDS_MEAN]:.3f} | "
                      f"{r['difference_mean']:+.3f} [{r['difference_t95_low']:+.3f}, "
                      f"{r['difference_t95_high']:+.3f}] | "
                      f"{r['seeds_in_twin_order']}/{r['seeds']} |")

@@ -7,17 +7,24 @@ registry order (``analysis.policies``), with one colour, marker and line style p
 name across all figures; no policy colour is grey or black, and reference lines (the
 reference policy's CDF, the line at 1, y = x) are black and dashed.
 
+Every ratio of one policy to another is the reference policy's over the other's (< 1:
+the reference is faster), and the axis label says so (``ratio_label``). Every bar or point
+figure of ratios (the normalised avg SCT bars here, the regime and paired figures of
+``analysis.regimes`` and ``analysis.paired``, the reproduction bars) has one y axis, the
+ratio axis (``ratio_axis``): log scale centred on 1 (limits 1/k..k from the data with a
+margin, ``ratio_axis_limits``), plain-ratio ticks (``ratio_ticks``: 0.5, 0.8, 0.9, 1,
+1.1, 1.25, 2 ...) and the line at 1; there a ratio bar runs from the line at 1 to its
+value, up above 1 and down below it (``ratio_bar_extents``: its length is the ratio's
+distance from 1 whatever the limits), and each normalised bar's value is printed above
+the bar and its interval (``label_bar_values``), the axis widened about 1 to hold the
+labels. The sweep figure's ratio panel is a line figure on a linear axis.
+
 Every error bar says in the figure what it is; none is drawn from a single value, and the
-title says when an interval comes from 2 values (t multiplier 12.7: very wide). Every axis
-of a ratio or a time is positive: an interval whose lower end the axis cannot show (a
-symmetric t-interval of a positive ratio can reach 0 or below) is drawn down to the axis
-and ends there in ``CUT_MARKER``, with a note in the title, never cut silently
-(``interval_ends``, ``draw_intervals``). On a log axis a ratio bar runs from the line at 1
-to its value, up above 1 and down below it (``ratio_bar_extents``: a bar's length is then
-the ratio's distance from 1 whatever the axis limits), the axis shows 1 and every bar end
-with its bottom under the smallest bar (``log_axis_bottom``), and each bar's value is
-printed above the bar and its interval (``label_bar_values``); on a linear axis a bar
-starts at 0, and the axis starts at 0 whenever an interval reaches below 0. The
+title says when an interval comes from 2 values (t multiplier 12.7: very wide). An
+interval whose lower end the axis cannot show (a symmetric t-interval of a positive
+ratio can reach 0 or below) is drawn down to the axis and ends there in ``CUT_MARKER``,
+with a note in the title, never cut silently (``interval_ends``, ``draw_intervals``); a
+linear axis of a ratio or a time starts at 0 whenever an interval reaches below 0. The
 figure's CSV keeps every interval as computed. Every file ``_save`` writes is recorded
 (``analysis.load.note_written``), so that the report can remove the figures it no longer
 draws.
@@ -35,14 +42,21 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from analysis.load import note_written  # noqa: E402
+from analysis.metrics import AVG_SCT_RATIO  # noqa: E402
 from analysis.policies import Style, policy_order, styles as policy_styles  # noqa: E402
 
-# a bar chart switches to a log y axis when its tallest bar is more than this many times
-# its median bar (one bar would otherwise flatten the others)
-LOG_AXIS_SPREAD = 3.0
-# a log y axis reaches at most this many times below its smallest bar; an interval end
-# under the axis is drawn at the axis with CUT_MARKER
+# a ratio axis (log scale, centred on 1) reaches RATIO_MARGIN times beyond the value or
+# interval end furthest from 1, and at least MIN_RATIO_REACH x RATIO_MARGIN
+RATIO_MARGIN = 1.1
+MIN_RATIO_REACH = 1.05
+# it reaches at most this many times below its smallest value for an interval's lower end;
+# an end under the axis is drawn at the axis with CUT_MARKER
 LOG_AXIS_DEPTH = 10.0
+# its ticks: plain ratios, most important first (pairs about symmetric around 1); a tick
+# nearer than 1 / RATIO_TICK_ROOM of the axis' (log) height to one kept before is left out
+RATIO_TICKS = (1, 0.5, 2, 0.1, 10, 0.8, 1.25, 0.9, 1.1, 0.2, 5, 0.95, 1.05, 0.7, 1.4, 0.3, 3,
+               0.01, 100, 0.05, 20, 0.02, 50, 0.98, 1.02)
+RATIO_TICK_ROOM = 14
 CUT_MARKER = "v"
 CUT_NOTE = "\u25bc: interval reaches below the axis (lower end <= 0 or under it)"
 CUT_NOTE_LINEAR = "\u25bc: interval reaches below 0 (drawn down to the axis at 0)"
@@ -99,27 +113,70 @@ def _interval_note(counts, what: str = "seeds", mark: str = "bar") -> str:
     return note
 
 
-def log_axis_bottom(values: np.ndarray, lows: np.ndarray | None = None) -> float:
-    """Lower limit of a log y axis of ratio bars: 0.8 (room below the line at 1) or 10%
-    under the smallest bar if lower; where a positive interval end of ``lows`` is under
-    that, 10% under the lowest such end, but never more than ``LOG_AXIS_DEPTH`` times
-    below the smallest bar (ends under the axis, 0 or negative ones included, are drawn
-    at it: ``interval_ends``)."""
-    values = np.asarray(values, dtype=float)
-    vmin = float(values[np.isfinite(values) & (values > 0)].min())
-    bottom = min(0.8, vmin * 0.9)
-    lows = np.asarray([] if lows is None else lows, dtype=float)
-    lo = lows[np.isfinite(lows) & (lows > 0)]
-    if len(lo) and lo.min() < bottom:
-        bottom = min(bottom, max(float(lo.min()) * 0.9, vmin / LOG_AXIS_DEPTH))
-    return bottom
+def _positive(values) -> np.ndarray:
+    v = np.asarray([] if values is None else values, dtype=float)
+    return v[np.isfinite(v) & (v > 0)]
+
+
+def ratio_axis_limits(values, lows=None, highs=None) -> tuple[float, float]:
+    """Limits of a ratio axis (log scale, centred on 1): ``1 / k`` and ``k``, with ``k``
+    ``RATIO_MARGIN`` times the furthest factor from 1 among the values, the interval tops
+    ``highs`` and the positive interval bottoms ``lows`` at most ``LOG_AXIS_DEPTH`` times
+    below the smallest value (ends under the axis, 0 or negative ones included, are drawn
+    at it: ``interval_ends``); ``k`` is at least ``MIN_RATIO_REACH`` x ``RATIO_MARGIN``."""
+    v = _positive(values)
+    lo = _positive(lows)
+    if len(v):
+        lo = lo[lo >= v.min() / LOG_AXIS_DEPTH]
+    ends = np.concatenate([v, _positive(highs), lo])
+    reach = float(np.exp(np.abs(np.log(ends)).max())) if len(ends) else 1.0
+    k = max(MIN_RATIO_REACH, reach) * RATIO_MARGIN
+    return 1.0 / k, k
+
+
+def ratio_ticks(bottom: float, top: float) -> list[float]:
+    """Ticks of a ratio axis from ``bottom`` to ``top``: plain ratios of ``RATIO_TICKS``
+    in its order, each one kept where it is at least 1 / ``RATIO_TICK_ROOM`` of the axis'
+    (log) height from every tick kept before it."""
+    room = np.log(top / bottom) / RATIO_TICK_ROOM
+    kept: list[float] = []
+    for t in RATIO_TICKS:
+        if bottom <= t <= top and all(abs(np.log(t / k)) >= room for k in kept):
+            kept.append(t)
+    return sorted(kept)
+
+
+def _ratio_ticks(ax) -> None:
+    ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(ratio_ticks(*ax.get_ylim())))
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
+def ratio_axis(ax, values, lows=None, highs=None) -> float:
+    """Make ``ax``'s y axis a ratio axis: log scale, limits centred on 1 from the data
+    (``ratio_axis_limits``), plain-ratio ticks (``ratio_ticks``) with light grid lines, and
+    the line at 1 black and dashed, under the bars and points. Returns its lower limit,
+    where ``interval_ends`` cuts an interval."""
+    ax.set_yscale("log")
+    ax.set_ylim(*ratio_axis_limits(values, lows, highs))
+    _ratio_ticks(ax)
+    ax.set_axisbelow(True)  # grid lines under everything, the line at 1 over them
+    ax.grid(axis="y", color="0.9")
+    ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=1.8)
+    return ax.get_ylim()[0]
+
+
+def ratio_label(reference: str, what: str = "avg SCT") -> str:
+    """Axis label of a ratio axis of the reference against each other policy, with the
+    direction: ``beamer's avg SCT / policy's`` and ``(< 1: beamer faster; log scale)``."""
+    return f"{reference}'s {what} / policy's\n(< 1: {reference} faster; log scale)"
 
 
 def interval_ends(means, half_widths, bottom: float | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ends of each error bar as drawn: (low, high, cut). The interval is mean +-
-    half-width; a lower end under the axis' lower limit ``bottom`` (a log axis':
-    ``log_axis_bottom``, 0 or negative ends included; a linear axis': 0, from
+    half-width; a lower end under the axis' lower limit ``bottom`` (a ratio axis':
+    ``ratio_axis``, 0 or negative ends included; a linear axis': 0, from
     ``linear_axis_bottom``) is drawn at ``bottom`` and ``cut`` is True there (the figure
     marks it). ``bottom`` None (an axis that shows every end): every interval as
     computed. A NaN half-width (no interval) gives NaN ends, not cut."""
@@ -174,128 +231,103 @@ def ratio_bar_extents(values, baseline: float = 1.0) -> tuple[np.ndarray, np.nda
     return low, high
 
 
-def _maybe_log_y(ax, values: np.ndarray, tops: np.ndarray, lows: np.ndarray | None = None) -> bool:
-    """Log y axis (plain-number ticks) when the tallest bar dwarfs the median one; its
-    bottom is ``log_axis_bottom(values, lows)`` (under 1 and under every bar), its top
-    above 1 and above every end of ``tops``."""
-    v = values[np.isfinite(values) & (values > 0)]
-    if len(v) == 0:
-        return False
-    top = np.nanmax(np.where(np.isfinite(tops), tops, values))
-    if top / np.median(v) <= LOG_AXIS_SPREAD:
-        return False
-    ax.set_yscale("log")
-    ax.set_ylim(log_axis_bottom(values, lows), max(top, 1.0) * 1.3)
-    _log_ticks(ax)
-    return True
-
-
-def _log_ticks(ax) -> None:
-    """Plain-number ticks of a log y axis, those inside its limits."""
-    ticks = [t for t in (0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500)
-             if ax.get_ylim()[0] <= t <= ax.get_ylim()[1]]
-    ax.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
-    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-
-
 LABEL_GAP = 1.04  # a value label starts this factor above its bar or its interval's top
 
 
-def label_bar_values(ax, data: pd.DataFrame, xs: dict, pols: list[str], high: np.ndarray,
-                     rotate: bool, bar_tops: np.ndarray | None = None) -> None:
-    """Print each bar's value (``data``'s ``ratio_mean``, one row per bar in ``pols`` then
-    scenario order, as ``normalised_bars`` builds it) above the bar's upper end
-    (``bar_tops``, default the value; 1 for a bar drawn down from 1) and above its error
-    bar's top (``high``, NaN: none), so that a label never crosses a bar's end or an
-    interval; then raise the log y axis' top until every label is inside the axes."""
-    values = data["ratio_mean"].to_numpy(float)
-    bar_tops = values if bar_tops is None else np.asarray(bar_tops, dtype=float)
+def label_bar_values(ax, x, values, bar_tops, highs, rotate: bool) -> None:
+    """Print each bar's value (``values``, at ``x``) above the bar's upper end
+    (``bar_tops``: 1 for a bar drawn down from 1) and above its interval's top (``highs``,
+    NaN: none), so that a label never crosses a bar's end or an interval; then widen the
+    ratio axis, still centred on 1, until every label is inside the axes."""
     texts = []
-    for p in pols:
-        at = (data["policy"] == p).to_numpy()
-        for xi, v, t, h in zip(xs[p], values[at], bar_tops[at], high[at]):
-            if pd.notna(v):
-                base = np.nanmax([v, t, h])
-                texts.append(ax.text(xi, base * LABEL_GAP, f"{v:.2f}", ha="center",
-                                     va="bottom", fontsize=7, rotation=90 if rotate else 0))
+    for xi, v, t, h in zip(x, values, bar_tops, highs):
+        if pd.notna(v):
+            texts.append(ax.text(xi, np.nanmax([v, t, h]) * LABEL_GAP, f"{v:.2f}", ha="center",
+                                 va="bottom", fontsize=7, rotation=90 if rotate else 0))
     if not texts:
         return
     fig = ax.figure
-    for _ in range(5):  # the top moves the labels' extents a little: settle in a few steps
+    for _ in range(6):  # the limits move the labels' extents a little: settle in a few steps
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         top = max(t.get_window_extent(renderer).y1 for t in texts)
         top_data = ax.transData.inverted().transform((0, top))[1]
-        lo, hi = ax.get_ylim()
+        hi = ax.get_ylim()[1]
         if top_data <= hi:
             break
-        ax.set_ylim(lo, top_data * 1.05)
-    _log_ticks(ax)
+        ax.set_ylim(1.0 / (top_data * 1.05), top_data * 1.05)
+    _ratio_ticks(ax)
+
+
+def _ratio_bar_data(d: pd.DataFrame, experiment: str, reference: str, scen: list[str],
+                    pols: list[str], st: dict[str, Style]) -> pd.DataFrame:
+    """One row per bar (policies in order, then scenarios): the reference's avg SCT / the
+    policy's with its 95% interval half-width (none from one run, none for the reference
+    itself: 1 by definition), the number of runs and the policy's colour."""
+    mean, ci = f"{AVG_SCT_RATIO}_mean", f"{AVG_SCT_RATIO}_ci95"
+    rows = []
+    for p in pols:
+        row = d[d["policy"] == p].set_index("scenario").reindex(scen)
+        err = row[ci].where((row["seeds"] >= 2) & (p != reference))
+        for s, m, e, n in zip(scen, row[mean], err, row["seeds"]):
+            rows.append({"experiment": experiment, "scenario": s, "reference": reference,
+                         "policy": p, mean: m, ci: e, "runs": n, "colour": st[p].colour})
+    return pd.DataFrame(rows)
+
+
+def _bar_scenarios(d: pd.DataFrame) -> tuple[list[str], list[str], str]:
+    """The scenarios of a bar figure, their tick labels and the x label: ``key=value``
+    scenarios of one numeric key in the order of their values, others as they come."""
+    scen = list(dict.fromkeys(d["scenario"]))
+    ticks, xlabel = _scenario_axis(scen)
+    num = pd.to_numeric(pd.Series(ticks), errors="coerce")
+    if xlabel != "scenario" and num.notna().all():
+        order = np.argsort(num.to_numpy(), kind="stable")
+        scen, ticks = [scen[i] for i in order], [ticks[i] for i in order]
+    return scen, ticks, xlabel
 
 
 def normalised_bars(norm: pd.DataFrame, experiment: str, reference: str, out: Path,
                     styles: dict[str, Style] | None = None, note: str | None = None,
                     backend: str | None = None) -> list[Path]:
-    """Bars: avg SCT / the reference policy's (same trace, per seed, then averaged) per
-    policy and scenario; 95% t-interval over seeds where there are two or more. An
-    interval reaching below the axis (a log axis' bottom, or 0 on a linear axis) ends
-    there in ``CUT_MARKER`` (the title says so; the CSV keeps the interval as computed:
-    ratio_mean +- ci95). ``note``: one more line for the title; ``backend``: named after the
-    experiment in the title (e.g. "packet level")."""
+    """Bars: the reference's avg SCT / each policy's (``analysis.metrics.reference_ratios``:
+    same trace, per run, then averaged; < 1: the reference is faster) per policy and
+    scenario, on a ratio axis (``ratio_axis``: log, centred on 1), each bar from the line
+    at 1 to its value with the value printed above it; 95% t-interval over runs where there
+    are two or more. An interval reaching below the axis ends there in ``CUT_MARKER`` (the
+    title says so; the CSV keeps the interval as computed). ``note``: one more line for the
+    title; ``backend``: named after the experiment in the title (e.g. "packet level")."""
     d = norm[norm["experiment"] == experiment]
     pols = policy_order(d["policy"])
     st = _styles(pols, styles)
-    scen = list(dict.fromkeys(d["scenario"]))
-    ticks, xlabel = _scenario_axis(scen)
-    num = pd.to_numeric(pd.Series(ticks), errors="coerce")
-    if xlabel != "scenario" and num.notna().all():  # one numeric parameter: in its order
-        order = np.argsort(num.to_numpy(), kind="stable")
-        scen, ticks = [scen[i] for i in order], [ticks[i] for i in order]
+    scen, ticks, xlabel = _bar_scenarios(d)
     fig, ax = plt.subplots(figsize=(max(5.5, 1.3 * len(scen) * max(1, len(pols) / 5) + 3), 3.8))
     width = 0.8 / len(pols)
     xs = {p: np.arange(len(scen)) + (i - (len(pols) - 1) / 2) * width for i, p in enumerate(pols)}
-    rows = []
-    for p in pols:
-        row = d[d["policy"] == p].set_index("scenario").reindex(scen)
-        # the reference's own ratio is 1 by definition: no interval to draw
-        err = row["ratio_ci95"].where((row["seeds"] >= 2) & (p != reference))
-        for s, m, e, n in zip(scen, row["ratio_mean"], err, row["seeds"]):
-            rows.append({"experiment": experiment, "scenario": s, "policy": p, "ratio_mean": m,
-                         "ci95": e, "runs": n, "colour": st[p].colour})
-    data = pd.DataFrame(rows)
-    means, half = data["ratio_mean"].to_numpy(float), data["ci95"].to_numpy(float)
-    log = _maybe_log_y(ax, means, (data["ratio_mean"] + data["ci95"].fillna(0)).to_numpy(float),
-                       means - half)
-    bottom = ax.get_ylim()[0] if log else linear_axis_bottom(means - half)
-    low, high, cut = interval_ends(means, half, bottom)
-    # a log axis has no 0: each bar runs from the line at 1 to its value; a linear one from 0
-    bar_low, bar_high = ratio_bar_extents(means) if log else (np.zeros(len(means)), means)
+    data = _ratio_bar_data(d, experiment, reference, scen, pols, st)
+    means = data[f"{AVG_SCT_RATIO}_mean"].to_numpy(float)
+    half = data[f"{AVG_SCT_RATIO}_ci95"].to_numpy(float)
+    ratio_axis(ax, means, means - half, means + half)
+    bar_low, bar_high = ratio_bar_extents(means)
     for p in pols:
         at = (data["policy"] == p).to_numpy()  # this policy's rows, in scenario order
-        # on a log axis an edge in the bar's colour keeps a bar at 1 (no length) visible
-        edge = {"edgecolor": st[p].colour, "linewidth": 1.5} if log else {}
+        # an edge in the bar's colour keeps a bar at 1 (no length) visible
         ax.bar(xs[p], bar_high[at] - bar_low[at], width, bottom=bar_low[at], label=p,
-               color=st[p].colour, zorder=2, **edge)
-        draw_intervals(ax, xs[p], means[at], low[at], high[at], cut[at])
-    if not log and bottom is not None:
-        ax.set_ylim(bottom=bottom)
-    if log:  # bar heights are hard to read on a log axis: print them, above the interval
-        label_bar_values(ax, data, xs, pols, high, rotate=len(pols) * len(scen) > 10,
-                         bar_tops=bar_high)
-    # the line at 1 is the log bars' base: under them, so that a bar at 1 shows its colour;
-    # over the linear bars, which cover it
-    ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=1.5 if log else 4)
+               color=st[p].colour, edgecolor=st[p].colour, linewidth=1.5, zorder=2)
+    x = np.concatenate([xs[p] for p in pols])  # data's row order
+    label_bar_values(ax, x, means, bar_high, means + half, rotate=len(pols) * len(scen) > 10)
+    low, high, cut = interval_ends(means, half, ax.get_ylim()[0])
+    draw_intervals(ax, x, means, low, high, cut)
     long = max(len(t) for t in ticks) > 14
     ax.set_xticks(np.arange(len(scen)), ticks, rotation=20 if long else 0,
                   ha="right" if long else "center", fontsize=8 if long else 9)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(f"avg SCT / {reference}'s" + ("\n(log scale, bars from 1)" if log else ""))
+    ax.set_ylabel(ratio_label(reference))
     unit = d["unit"].iloc[0] if "unit" in d and d["unit"].nunique() == 1 else "runs"
     what = f"{experiment} ({backend})" if backend else experiment
-    ax.set_title(f"{what}: avg SCT relative to {reference} (> 1: {reference} faster)\n"
+    ax.set_title(f"{what}: {reference} against each policy, avg SCT\n"
                  f"mean of per-{unit[:-1]} ratios; {_interval_note(data['runs'], what=unit)}"
-                 + (f"\n{CUT_NOTE if log else CUT_NOTE_LINEAR}" if cut.any() else "")
+                 + (f"\n{CUT_NOTE}" if cut.any() else "")
                  + (f"\n{note}" if note else ""), fontsize=10)
     ax.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out, f"{experiment}_normalised_avg_sct", data)
@@ -312,8 +344,9 @@ def _dodge(x: np.ndarray, i: int, n: int, log_x: bool, span: float) -> np.ndarra
 def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: str,
                 xlabel: str, reference: str, out: Path, log_x: bool = False,
                 styles: dict[str, Style] | None = None) -> list[Path]:
-    """Left: mean avg SCT (s) vs a swept parameter per policy. Right: avg SCT / the
-    reference's on the same trace, mean over seeds with 95% t-intervals (seeds are
+    """Left: mean avg SCT (s) vs a swept parameter per policy. Right: the reference's avg
+    SCT / each policy's on the same trace (``norm``: ``analysis.metrics.reference_ratios``;
+    < 1: the reference is faster), mean over seeds with 95% t-intervals (seeds are
     different traces, so the spread is meaningful for the ratio only); where one reaches
     below 0 the axis starts at 0 and the interval ends there in ``CUT_MARKER``. Points of
     one x are shifted slightly apart; each policy has its own marker and dash."""
@@ -329,20 +362,21 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
     seeds = int(d.groupby(["x", "policy"])["workload_seed"].nunique().max())
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.0))
     rows = []
+    mean, ci = f"{AVG_SCT_RATIO}_mean", f"{AVG_SCT_RATIO}_ci95"
     for i, p in enumerate(order):
         s = st[p]
         g = d[d["policy"] == p].groupby("x")["avg_sct_s"].agg(["mean", "size"])
         a1.plot(_dodge(g.index.to_numpy(float), i, len(order), log_x, span), g["mean"],
                 marker=s.marker, ls=s.linestyle, color=s.colour, label=p, ms=5, lw=1.4)
         h = n[n["policy"] == p].sort_values("x")
-        err = h["ratio_ci95"].where((h["seeds"] >= 2) & (p != reference))
-        for x, m, r, e, k in zip(h["x"], g.reindex(h["x"])["mean"], h["ratio_mean"], err, h["seeds"]):
-            rows.append({"experiment": experiment, "x": x, "policy": p, "avg_sct_s_mean": m,
-                         "ratio_mean": r, "ratio_ci95": e, "runs": k, "colour": s.colour,
+        err = h[ci].where((h["seeds"] >= 2) & (p != reference))
+        for x, m, r, e, k in zip(h["x"], g.reindex(h["x"])["mean"], h[mean], err, h["seeds"]):
+            rows.append({"experiment": experiment, "x": x, "reference": reference, "policy": p,
+                         "avg_sct_s_mean": m, mean: r, ci: e, "runs": k, "colour": s.colour,
                          "_dx": _dodge(np.array([float(x)]), i, len(order), log_x, span)[0]})
     data = pd.DataFrame(rows)
     if len(data):
-        means, half = data["ratio_mean"].to_numpy(float), data["ratio_ci95"].to_numpy(float)
+        means, half = data[mean].to_numpy(float), data[ci].to_numpy(float)
         bottom = linear_axis_bottom(means - half)
         low, high, cut = interval_ends(means, half, bottom)
     else:
@@ -371,8 +405,8 @@ def sweep_lines(runs: pd.DataFrame, norm: pd.DataFrame, experiment: str, param: 
         f"mean of {seeds} seeds (different traces: no error bars)" if seeds > 1 else
         "one seed"), fontsize=10)
     a2.axhline(1.0, color="black", lw=0.8, ls="--")
-    a2.set_ylabel(f"avg SCT / {reference}'s")
-    a2.set_title(f"relative to {reference} (> 1: {reference} faster), mean of per-seed ratios\n"
+    a2.set_ylabel(f"{reference}'s avg SCT / policy's\n(< 1: {reference} faster)")
+    a2.set_title(f"{reference} against each policy, mean of per-seed ratios\n"
                  f"{_interval_note(data['runs'] if len(data) else [], mark='point')}"
                  + (f"\n{CUT_NOTE_LINEAR}" if cut.any() else ""), fontsize=10)
     a2.legend(title="policy", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -504,52 +538,64 @@ def emulation_vs_fluid(pairs: pd.DataFrame, out: Path,
     return _save(fig, out, "emulation_vs_fluid", data)
 
 
+REPRODUCTION_METRICS = (("avg_ratio", "avg SCT", "#4c72b0", ""),
+                        ("stage_ratio_median", "stage SCT, median", "#dd8452", "//"),
+                        ("stage_ratio_p95", "stage SCT, p95", "#55a868", ".."))
+
+
+def _reproduction_data(summary: pd.DataFrame, panels: list) -> pd.DataFrame:
+    """One row per drawn bar: experiment, scenario, policy, metric, the emulated / twin
+    ratio's mean over runs and 95% interval half-width (``emulated_over_twin_mean``,
+    ``emulated_over_twin_ci95``: none from one run), runs; per panel the metrics, each
+    over the policies in order."""
+    rows = []
+    for exp, scen in panels:
+        d = summary[(summary["experiment"] == exp) & (summary["scenario"] == scen)]
+        d = d.set_index("policy").reindex(policy_order(d["policy"]))
+        for col, *_ in REPRODUCTION_METRICS:
+            err = d[f"{col}_ci95"].where(d["runs"] >= 2)
+            rows += [{"experiment": exp, "scenario": scen, "policy": p, "metric": col,
+                      "emulated_over_twin_mean": v, "emulated_over_twin_ci95": e, "runs": n}
+                     for p, v, e, n in zip(d.index, d[col], err, d["runs"])]
+    return pd.DataFrame(rows)
+
+
 def reproduction(summary: pd.DataFrame, out: Path) -> list[Path]:
     """Per packet-level experiment (one panel each): emulated / fluid-twin ratio per policy of
-    avg SCT and of the per-stage SCT ratio's median and p95, mean over repetitions with 95%
-    t-interval error bars where there are two or more (one reaching below 0: the axis starts
-    at 0 and it ends there in ``CUT_MARKER``); the shaded band is the +-15% criterion for
-    the median."""
+    avg SCT and of the per-stage SCT ratio's median and p95 (> 1: the emulation slower),
+    mean over repetitions with 95% t-interval error bars where there are two or more, as
+    bars from the line at 1 on a ratio axis shared by the panels (``ratio_axis``: log,
+    centred on 1; an interval reaching below it ends there in ``CUT_MARKER``); the shaded
+    band is the +-15% criterion for the median."""
     panels = list(dict.fromkeys(zip(summary["experiment"], summary["scenario"])))
-    metrics = [("avg_ratio", "avg SCT", "#4c72b0", ""), ("stage_ratio_median", "stage SCT, median",
-                                                         "#dd8452", "//"),
-               ("stage_ratio_p95", "stage SCT, p95", "#55a868", "..")]
+    data = _reproduction_data(summary, panels)
+    means = data["emulated_over_twin_mean"].to_numpy(float)
+    half = data["emulated_over_twin_ci95"].to_numpy(float)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False,
                              sharey=True)
-    rows, any_cut = [], False
+    any_cut = False
+    width = 0.8 / len(REPRODUCTION_METRICS)
     for ax, (exp, scen) in zip(axes[0], panels):
-        d = summary[(summary["experiment"] == exp) & (summary["scenario"] == scen)]
-        pols = policy_order(d["policy"])
-        d = d.set_index("policy").reindex(pols)
-        width = 0.8 / len(metrics)
+        bottom = ratio_axis(ax, means, means - half, means + half)
         ax.axhspan(0.85, 1.15, color="0.9", zorder=0)
-        drawn = []
-        for i, (col, label, colour, hatch) in enumerate(metrics):
-            x = np.arange(len(pols)) + (i - (len(metrics) - 1) / 2) * width
-            err = d[f"{col}_ci95"].where(d["runs"] >= 2)
-            ax.bar(x, d[col], width, label=label, color=colour, hatch=hatch, edgecolor="white",
-                   zorder=2)
-            drawn.append((x, d[col].to_numpy(float), err.to_numpy(float)))
-            rows += [{"experiment": exp, "scenario": scen, "policy": p, "metric": col,
-                      "mean": v, "ci95": e, "runs": n}
-                     for p, v, e, n in zip(pols, d[col], err, d["runs"])]
-        lows = np.concatenate([m - e for _, m, e in drawn])
-        bottom = linear_axis_bottom(lows)
-        for x, m, e in drawn:
-            low, high, cut = interval_ends(m, e, bottom)
-            draw_intervals(ax, x, m, low, high, cut)
+        here = (data["experiment"] == exp) & (data["scenario"] == scen)
+        pols = list(dict.fromkeys(data.loc[here, "policy"]))
+        for i, (col, label, colour, hatch) in enumerate(REPRODUCTION_METRICS):
+            at = (here & (data["metric"] == col)).to_numpy()
+            x = np.arange(len(pols)) + (i - (len(REPRODUCTION_METRICS) - 1) / 2) * width
+            lo, hi = ratio_bar_extents(means[at])
+            ax.bar(x, hi - lo, width, bottom=lo, label=label, color=colour, hatch=hatch,
+                   edgecolor="white", zorder=2)
+            low, high, cut = interval_ends(means[at], half[at], bottom)
+            draw_intervals(ax, x, means[at], low, high, cut)
             any_cut |= bool(cut.any())
-        if bottom is not None:
-            ax.set_ylim(bottom=bottom)
-        ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=3)
         ax.set_xticks(np.arange(len(pols)), pols, rotation=35, ha="right", fontsize=8)
         ax.set_title(f"{exp}" + ("" if scen == "all" else f" ({scen})"), fontsize=10)
-    axes[0][0].set_ylabel("emulated / fluid twin (ratio)")
+    axes[0][0].set_ylabel("emulated / fluid twin\n(> 1: emulation slower; log scale)")
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    data = pd.DataFrame(rows)
     note = _interval_note(data["runs"], what="repetitions").replace("one run per bar",
                                                                     "one run per policy")
     fig.suptitle(f"Packet level vs fluid twin, mean over repetitions; {note}; grey band: "
-                 "1 ± 15%" + (f"\n{CUT_NOTE_LINEAR}" if any_cut else ""), fontsize=10)
+                 "1 ± 15%" + (f"\n{CUT_NOTE}" if any_cut else ""), fontsize=10)
     fig.tight_layout()
     return _save(fig, out, "reproduction_vs_fluid", data)

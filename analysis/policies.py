@@ -109,7 +109,7 @@ def reference_note(reference: str, requested: str | None) -> str:
     why = ("set with `--reference`" if requested is not None else
            f"the default: `{DEFAULT_REFERENCE}` when the records have it, else the first "
            "policy in the registry order; change it with `--reference NAME`")
-    return f"Reference policy of every ratio and reduction: `{reference}` ({why})."
+    return f"Reference policy of every ratio (`{reference}` / other, < 1: `{reference}` faster): `{reference}` ({why})."
 
 
 __all__ = ["DEFAULT_REFERENCE", "Style", "registry", "policy_order", "choose_reference",

@@ -3,7 +3,10 @@
 Everything is written under the directory analysed and nowhere else. The policies shown
 are the policies of the records (``analysis.policies``: registry order, unknown names
 after); the reference of every ratio is ``reference`` (``--reference``), by default
-``beamer`` when the records have it, else the first policy in registry order. Tables name
+``beamer`` when the records have it, else the first policy in registry order, and every
+ratio of policies is the reference's over the other's (< 1: the reference is faster; the
+summary's first table, ``ratio_table_lines``, and its CSV columns ``*_ratio_ref_over_policy*``
+say so). Tables name
 runs relative to the results directory (no absolute paths); scenarios are in the order of
 their values (numbers as numbers). The summary's "Tables" section says what every table
 written holds (``TABLE_DOC``: what a row is, the key columns and their units), and its
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -40,9 +44,10 @@ from analysis import plots
 from analysis.load import (NO_SWEEP, load_jobs, load_runs, load_stages, load_twin_pairs,
                            recording_files, remove_stale, scenario_order, sort_scenarios,
                            write_table)
-from analysis.criteria import congestion_section, suite_check_lines
-from analysis.metrics import normalised, sct_table
+from analysis.criteria import congestion_section, shared_scenario_lines, suite_check_lines
+from analysis.metrics import AVG_SCT_RATIO, reference_ratios, sct_table
 from analysis.regimes import regime_section
+from analysis.verdict import verdict_section
 from analysis.text import cell, count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
                                styles as policy_styles)
@@ -127,13 +132,17 @@ def line_fallback(er: pd.DataFrame) -> str | None:
     return None
 
 
-def make_report(results: Path, reference: str | None = None, cdf: list[str] | None = None) -> Path:
+def make_report(results: Path, reference: str | None = None, cdf: list[str] | None = None,
+                progress: Callable[..., None] | None = None) -> Path:
     """Write tables, figures and summary.md under ``results``; returns summary.md's path.
     ``cdf``: the experiments whose SCT CDFs are drawn, one figure per scenario
     (``cdf_experiments``). ValueError if ``reference`` names a policy, or ``cdf`` an
     experiment, without runs in the records. Notes about figures (a line figure drawn as
-    bars) go to the summary and to stderr."""
+    bars) go to the summary and to stderr. ``progress`` (``runner.progress.StepProgress``
+    or None: nothing shown) is called as each step starts, ``progress(name)``, and as the
+    figures of the experiments are drawn, ``progress("figures", done, total)``."""
     results = Path(results)
+    step = progress or _quiet
     runs = load_runs(results)
     pols = policy_order(runs["policy"])
     ref = choose_reference(pols, reference)
@@ -142,7 +151,7 @@ def make_report(results: Path, reference: str | None = None, cdf: list[str] | No
     command = analysis_command(_where(results), reference, cdf)
     with recording_files() as written:
         summary = _write_report(results, runs, pols, ref, reference, cdf_exps, st, written,
-                                command)
+                                command, step=step)
     for gone in remove_stale(results, written):
         print(f"removed (no longer written): {gone.parent.name}/{gone.name}", file=sys.stderr)
     return summary
@@ -160,11 +169,17 @@ def analysis_command(where: str, reference: str | None = None,
     return cmd
 
 
+def _quiet(*_args) -> None:
+    """The progress of a report made without a ``progress`` callback: nothing shown."""
+
+
 def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, written,
-                  command: str) -> Path:
+                  command: str, step: Callable[..., None] = _quiet) -> Path:
+    step(f"reading the records of {len(runs):,} runs")
     stages = load_stages(runs)
     jobs = load_jobs(runs)
-    norm = sort_by_policy(sort_scenarios(normalised(runs, reference=ref)))
+    norm = sort_by_policy(sort_scenarios(reference_ratios(runs, reference=ref)))
+    step("tables")
     tables = results / "tables"
     tables.mkdir(exist_ok=True)
     figs = results / "figures"
@@ -185,7 +200,9 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     figure_paths: list[Path] = []
     figure_notes: list[str] = []
     without_ref = []
-    for exp in dict.fromkeys(runs["experiment"]):
+    experiments = list(dict.fromkeys(runs["experiment"]))
+    for k, exp in enumerate(experiments):
+        step("figures", k, len(experiments))
         if ref not in set(runs.loc[runs["experiment"] == exp, "policy"]):
             without_ref.append(exp)
             continue
@@ -208,6 +225,8 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
                          if c.startswith("param:") and er[c].notna().all())
             label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))
             figure_paths += plots.sweep_lines(runs, norm, exp, param, label, ref, figs, logx, st)
+    step("figures", len(experiments), len(experiments))
+    step("SCT CDFs")
     for exp in cdf_exps:
         scens = scenario_order(runs.loc[runs["experiment"] == exp, "scenario"])
         for scen in scens:
@@ -216,6 +235,7 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     for n in figure_notes:
         print(f"note: {n}", file=sys.stderr)
     figure_notes.append(_cdf_note(runs, cdf_exps, analysis_command(_where(results), reference)))
+    step("the other figures and sections")
     figure_paths += plots.lb_ratio(runs, figs, st)
     pairs = load_twin_pairs(runs)
     fidelity = None
@@ -242,7 +262,10 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
     figure_paths += regime_figs
     cong_lines = regime_lines + congestion_section(runs, stages, tables, ref) \
-        + suite_check_lines(runs, stages, ref) + headroom_lines(results)
+        + verdict_section(runs, stages, tables) \
+        + shared_scenario_lines(runs) + suite_check_lines(runs, stages, ref) \
+        + headroom_lines(results)
+    step("summary")
     summary = results / "summary.md"
     summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,
                                    without_ref, fidelity, cong_lines + packet_lines,
@@ -276,8 +299,10 @@ TABLE_DOC = {
                 "`p95_sct_s`, `avg_cct_s`, `lower_bound_avg_sct_s` (s), `avg_sct_over_lb`, "
                 "`wall_s` (the run's wall-clock time, s).",
     "normalised_avg_sct.csv": "one row per experiment, scenario and policy, over its runs: "
-                              "`ratio_mean` +- `ratio_ci95` (avg SCT / {ref}'s, per run on "
-                              "the same trace; 95% t-interval), `reduction_mean`, and "
+                              "`avg_sct_ratio_ref_over_policy_mean` +- "
+                              "`avg_sct_ratio_ref_over_policy_ci95` (`reference` {ref}'s avg "
+                              "SCT / the policy's, per run on the same trace, < 1: {ref} "
+                              "faster; 95% t-interval), and "
                               "`avg_sct_s_mean` = the mean of the runs' avg SCTs (s; the "
                               "\"avg SCT, mean of runs\" column above); `seeds` = the number "
                               "of runs, `unit` = what they are (`seeds`, `repetitions` of one "
@@ -303,33 +328,37 @@ TABLE_DOC = {
                                "(trace s), `rel_diff_max` (fraction of the reported SCT), and "
                                "the two avg SCTs `avg_sct_capture_s` / `avg_sct_reported_s` "
                                "(trace s).",
-    "congestion.csv": "one row per `cong-*` experiment, scenario and policy, mean over seeds: "
+    "congestion.csv": "one row per seed set (`seed_set`), `cong-*` experiment, scenario and policy, mean over seeds: "
                       "`avg_sct_s`, `p99_sct_s`, `max_sct_s`, `avg_app_completion_s` (a tuning "
                       "job's completion; all s) and `avg_sct_over_lb`.",
-    "congestion_ratios.csv": "one row per `cong-*` experiment and scenario: a column per other "
-                             "policy = {ref}'s avg SCT / that policy's (mean of per-seed "
-                             "ratios; < 1: {ref} faster), `p99_vs_fair` = {ref}'s p99 SCT / "
-                             "fair's, `seeds`.",
+    "congestion_ratios.csv": "one row per seed set (`seed_set`), `cong-*` experiment and "
+                             "scenario: a column per other policy = {ref}'s avg SCT / that "
+                             "policy's (mean of per-seed ratios; < 1: {ref} faster), "
+                             "`p99_vs_fair` = {ref}'s p99 SCT / fair's, `seeds`, "
+                             "`same_runs_as` (the scenario whose runs it shares, if any).",
     "emulation_vs_fluid.csv": "one row per stage of every packet-level run with a fluid twin: "
                               "`sct_mininet_s` (emulated) and `sct_fluid_s` (the twin's), "
                               "trace s; the points of the figure `emulation_vs_fluid`.",
     "packet_level_capture.csv": "one row per packet-level experiment, scenario and policy: "
-                                "`ratio_capture` +- `ratio_capture_ci95` = avg SCT from the "
-                                "captures / {ref}'s (per run of the same trace, mean over "
-                                "`seeds` runs of kind `unit`; 95% t-interval), "
-                                "`ratio_reported` +- `ratio_reported_ci95` the same from the "
-                                "driver-reported SCTs, `avg_sct_capture_s_mean` / "
+                                "`avg_sct_capture_ratio_ref_over_policy_mean` +- `..._ci95` "
+                                "= {ref}'s avg SCT from the captures / the policy's (per run "
+                                "of the same trace, mean over `seeds` runs of kind `unit`; "
+                                "95% t-interval; < 1: {ref} faster), "
+                                "`avg_sct_ratio_ref_over_policy_mean` +- `..._ci95` the same "
+                                "from the driver-reported SCTs, `avg_sct_capture_s_mean` / "
                                 "`avg_sct_s_mean` (trace s).",
     "paired_ratios.csv": "one row per packet-level experiment, seed and other policy: "
-                         "`ratio_mean` = mean over `repetitions` of {ref}'s avg SCT / the "
-                         "policy's (same repetition index), its 95% intervals `t95_low` / "
-                         "`t95_high` (Student t) and `ci95_low` / `ci95_high` (bootstrap; both "
-                         "from 3 or more repetitions), `twin_ratio` (the fluid twin's) and "
-                         "`ratios` (each repetition's).",
+                         "`avg_sct_ratio_ref_over_policy_mean` = mean over `repetitions` of "
+                         "{ref}'s avg SCT / the policy's (same repetition index; < 1: {ref} "
+                         "faster), its 95% intervals `t95_low` / `t95_high` (Student t) and "
+                         "`ci95_low` / `ci95_high` (bootstrap; both from 3 or more "
+                         "repetitions), `twin_avg_sct_ratio_ref_over_policy` (the fluid "
+                         "twin's) and `avg_sct_ratio_ref_over_policy_per_repetition`.",
     "paired_seeds.csv": "one row per packet-level experiment, scenario and other policy run "
-                        "on 3 or more seeds: `emulated_ratio_mean` / `twin_ratio_mean` = mean "
-                        "over `seeds` of {ref}'s avg SCT / the policy's (emulated: mean over "
-                        "the seed's repetitions), `difference_mean` of emulated - twin with "
+                        "on 3 or more seeds: `emulated_avg_sct_ratio_ref_over_policy_mean` / "
+                        "`twin_avg_sct_ratio_ref_over_policy_mean` = mean over `seeds` of "
+                        "{ref}'s avg SCT / the policy's (< 1: {ref} faster; emulated: mean "
+                        "over the seed's repetitions), `difference_mean` of emulated - twin with "
                         "its Student-t 95% interval `difference_t95_low` / "
                         "`difference_t95_high`, `seeds_in_twin_order` (emulated ratio on the "
                         "twin's side of 1) and `per_seed` (seed:emulated/twin).",
@@ -341,13 +370,23 @@ TABLE_DOC = {
                               "guaranteed share, `MIN_SHARE` of `emulation/mininet/qos.py`); "
                               "`departures`, `departures_counted`, `departures_unmatched` "
                               "(packets).",
-    "regime_scenarios.csv": "one row per `regime-*` experiment, scenario and other policy: "
-                            "{ref}'s avg SCT (`avg`), p99 SCT (`p99`) and average tuning-job "
-                            "completion time (`job`) / the policy's, mean of per-seed ratios.",
-    "regimes.csv": "one row per tuner regime and other policy: `avg_ratio_mean` +- "
-                   "`avg_ratio_ci95` ({ref}'s avg SCT / the policy's, mean over the regime's "
-                   "`runs` = scenarios x seeds; 95% t-interval), `p99_ratio_mean`, "
-                   "`job_ratio_mean` (tuning-job completion), `worst_scenario_avg_ratio`.",
+    "regime_scenarios.csv": "one row per seed set, `regime-*` experiment, scenario and other policy: "
+                            "{ref}'s avg SCT (`avg_sct_ratio_ref_over_policy`), p99 SCT "
+                            "(`p99_sct_ratio_ref_over_policy`) and average tuning-job "
+                            "completion time (`avg_app_completion_ratio_ref_over_policy`) / "
+                            "the policy's, mean of per-seed ratios (< 1: {ref} faster).",
+    "verdict.csv": "one row per seed set (`seed_set`), family (a tuner regime or "
+                   "`congestion`), design (`beamer-sbssi`, `beamer`) and baseline: "
+                   "`ratio_mean` (the design's avg SCT / the baseline's, mean of per-run "
+                   "ratios; congestion: over its distinct scenarios; < 1: the design faster), "
+                   "`worst` (the largest scenario mean), `n` (runs, or distinct scenarios).",
+    "regimes.csv": "one row per seed set (`seed_set`), tuner regime and other policy: "
+                   "`avg_sct_ratio_ref_over_policy_mean` +- "
+                   "`avg_sct_ratio_ref_over_policy_ci95` ({ref}'s avg SCT / the policy's, "
+                   "< 1: {ref} faster; mean over the regime's `runs` = scenarios x seeds; "
+                   "95% t-interval), `p99_sct_ratio_ref_over_policy_mean`, "
+                   "`avg_app_completion_ratio_ref_over_policy_mean` (tuning-job completion), "
+                   "`worst_scenario_avg_sct_ratio_ref_over_policy`.",
     "reproduction.csv": "one row per packet-level experiment, scenario and policy: emulated / "
                         "fluid-twin ratios, mean over `runs` (seeds x repetitions) with "
                         "`*_ci95` (95% t), `*_min`, `*_max`: `avg_ratio` (of avg SCT), "
@@ -433,31 +472,7 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
              "", reference_note(ref, requested),
              f"Policies in the records (registry order): {', '.join(f'`{p}`' for p in pols)}.",
              *realloc_lines(runs, pols),
-             "", f"## {ref}'s reduction of average SCT vs each other policy", "",
-             f"Reduction = 1 - ({ref} avg SCT / the other policy's avg SCT), mean over runs "
-             f"(ratio taken per run against {ref}'s run of the same trace: "
-             f"{ratio_unit_note(norm)}), then `± x`: the half-width of that mean's 95% "
-             "t-interval in percentage points (from two or more runs); runs = seeds x "
-             f"repetitions; positive = {ref} is faster; '-': no runs of "
-             f"that policy in the scenario. A run's avg SCT is the mean over its stages; \"{ref} "
-             "avg SCT, mean of runs\" is the mean of those over the scenario's runs "
-             "(`avg_sct_s_mean` in `tables/normalised_avg_sct.csv`), not the mean over all "
-             "their stages pooled (`pooled_avg_sct_s` in `tables/sct_stats.csv`).", ""]
-    others = [p for p in pols if p != ref]
-    lines.append(f"| experiment | scenario | runs | {ref} avg SCT, mean of runs (s) | " +
-                 " | ".join(f"vs {b}" for b in others) + " |")
-    lines.append("|---|---|---|---|" + "---|" * len(others))
-    for (exp, scen), g in norm.groupby(["experiment", "scenario"], sort=False):
-        g = g.set_index("policy")
-        if ref not in g.index:
-            continue
-        cells = [cell(g.loc[b, "reduction_mean"] * 100, "+.1f") + "%"
-                 + (f" ± {g.loc[b, 'reduction_ci95'] * 100:.1f}"
-                    if pd.notna(g.loc[b, "reduction_ci95"]) else "")
-                 if b in g.index and pd.notna(g.loc[b, "reduction_mean"]) else "-"
-                 for b in others]
-        lines.append(f"| {exp} | {scen} | {int(g.loc[ref, 'seeds'])} | "
-                     f"{cell(g.loc[ref, 'avg_sct_s_mean'], '.2f')} | " + " | ".join(cells) + " |")
+             *ratio_table_lines(norm, ref, [p for p in pols if p != ref])]
     if without_ref:
         lines += ["", f"No runs of `{ref}` (so no ratios, and no normalised figure) in: "
                   + ", ".join(without_ref) + "."]
@@ -495,6 +510,38 @@ def _summary_md(runs, norm, figure_paths, results: Path, ref: str, requested: st
               "", f"{count(len(runs), 'run')}; tables in `tables/`: "
               + (", ".join(names) if names else "none") + ".", ""]
     return "\n".join(lines)
+
+
+def ratio_table_lines(norm: pd.DataFrame, ref: str, others: list[str]) -> list[str]:
+    """The summary's first section: per experiment and scenario, ``ref``'s avg SCT / each
+    other policy's (mean of per-run ratios, ``norm``: ``analysis.metrics.reference_ratios``;
+    < 1: ``ref`` faster) +- the half-width of its 95% t-interval; '-' where the policy has
+    no runs."""
+    mean, ci = f"{AVG_SCT_RATIO}_mean", f"{AVG_SCT_RATIO}_ci95"
+    lines = ["", f"## {ref}'s average SCT relative to each other policy", "",
+             f"Each cell: {ref}'s avg SCT / that policy's (< 1: {ref} faster; 0.950 = {ref}'s "
+             "avg SCT 5% shorter), the mean over runs of the ratio taken per run against "
+             f"{ref}'s run of the same trace ({ratio_unit_note(norm)}), then `± x`: the "
+             "half-width of that mean's 95% t-interval (from two or more runs); runs = seeds "
+             "x repetitions; '-': no runs of that policy in the scenario "
+             f"(`{mean}` and `{ci}` in `tables/normalised_avg_sct.csv`). A run's avg SCT is "
+             f"the mean over its stages; \"{ref} avg SCT, mean of runs\" is the mean of those "
+             "over the scenario's runs (`avg_sct_s_mean` in `tables/normalised_avg_sct.csv`), "
+             "not the mean over all their stages pooled (`pooled_avg_sct_s` in "
+             "`tables/sct_stats.csv`).", "",
+             f"| experiment | scenario | runs | {ref} avg SCT, mean of runs (s) | "
+             + " | ".join(f"{ref} / {b}" for b in others) + " |",
+             "|---|---|---|---|" + "---|" * len(others)]
+    for (exp, scen), g in norm.groupby(["experiment", "scenario"], sort=False):
+        g = g.set_index("policy")
+        if ref not in g.index:
+            continue
+        cells = [cell(g.loc[b, mean], ".3f")
+                 + (f" ± {g.loc[b, ci]:.3f}" if pd.notna(g.loc[b, ci]) else "")
+                 if b in g.index and pd.notna(g.loc[b, mean]) else "-" for b in others]
+        lines.append(f"| {exp} | {scen} | {int(g.loc[ref, 'seeds'])} | "
+                     f"{cell(g.loc[ref, 'avg_sct_s_mean'], '.2f')} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def ratio_unit_note(norm: pd.DataFrame) -> str:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
+
 from emulation.mininet.capture import read_port  # noqa: E402
 from emulation.mininet.protocol import HEADER  # noqa: E402
 
@@ -65,8 +67,8 @@ def write_pcap(path: Path, *, packets: int, flows: int) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packets", type=int, default=300_000, help="data packets (approx.)")
     ap.add_argument("--flows", type=int, default=200, help="TCP connections")
     ap.add_argument("--reps", type=int, default=3, help="timed reads (median printed)")

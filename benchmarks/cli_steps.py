@@ -26,6 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 FB = REPO / "data" / "FB2010-1Hr-150-0.txt"
 
 
@@ -36,8 +38,8 @@ def timed(fn) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="times each pair runs (median)")
     args = ap.parse_args()
     if args.reps < 1:

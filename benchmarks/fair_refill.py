@@ -14,7 +14,6 @@ fill the refills redo (rounds and path freezes), the quantity that decides the g
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 
 def capture(start: int, steps: int):
@@ -60,7 +61,7 @@ def capture(start: int, steps: int):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--start", type=int, default=15000, help="first captured call")
     ap.add_argument("--steps", type=int, default=800, help="calls captured")
     ap.add_argument("--reps", type=int, default=3, help="timing passes")

@@ -71,6 +71,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 FB = REPO / "data" / "FB2010-1Hr-150-0.txt"
 
 HPO_WORKLOAD = {"seed": 11, "num_apps": 7, "algorithm": "hyperband", "max_resource": 9,
@@ -288,7 +290,7 @@ def ordering_view(rng: np.random.Generator, S: int = 500, C: int = 2000, L: int 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="repetitions per row (median)")
     ap.add_argument("--skip-fb", action="store_true", help="leave out the FB trace rows")
     ap.add_argument("--skip-cluster", action="store_true",

@@ -31,6 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
+
 FLOW_BYTES = 153_820_272  # 0.123 s at 10 Gbit/s
 
 
@@ -82,8 +84,8 @@ def run_twin(tr, policy: str) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="runs of each case (default 3)")
     ap.add_argument("--policy", default="sincronia",
                     help="policy that orders the flows (default sincronia)")

@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
+
 
 def capture(policy: str, every: int, offline: bool) -> list[tuple]:
     """Inputs of every ``every``-th priority_rates call of one FB run (copies)."""
@@ -67,8 +69,8 @@ def time_calls(fn, caps: list[tuple]) -> tuple[float, list[np.ndarray]]:
 def main() -> int:
     from emulation.fluid import allocation_kernels
     from emulation.scheduler import POLICIES
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--policy", default="beamer", choices=sorted(POLICIES))
     ap.add_argument("--every", type=int, default=10, help="keep every N-th call's inputs")
     ap.add_argument("--offline", action="store_true",

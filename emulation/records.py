@@ -12,6 +12,12 @@ t = 0; the Mininet backend appends its emulated values as ``*_emulated_s`` /
   p95_sct_s, lower_bound_avg_sct_s, avg_sct_over_lb, wall_s, versions, git_sha, plus
   backend facts (link rates, scale factors, ...).
 
+A run directory of the runner may hold no records of its own: its run.json then names, in
+``same_run_as`` (``SAME_RUN_AS``), the directory (``<experiment>/<run name>``, relative to
+the results directory) whose records it shares, because its config gives the same records
+(another experiment's scenario that is the same configuration). Its run.json carries that
+run's headline numbers and its own identity (experiment, run name, params).
+
 ``flows.csv`` (706,397 rows on the FB2010 trace) is written by ``write_columns_csv``, which
 gives the bytes pandas' ``to_csv`` gives (numbers formatted by the same numpy conversion,
 each distinct value once; quoting by the standard ``csv`` module) in about a quarter of
@@ -34,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 STAGE_COLUMNS = ["stage_id", "app_id", "weight", "num_jobs", "start_s", "end_s", "sct_s"]
+SAME_RUN_AS = "same_run_as"  # run.json key of a run directory that shares another's records
 COFLOW_COLUMNS = ["coflow_id", "stage_id", "job_id", "app_id", "iteration", "index",
                   "release_s", "end_s", "cct_s", "size_bytes", "num_flows"]
 FLOW_COLUMNS = ["flow_id", "coflow_id", "src", "dst", "size_bytes", "release_s", "start_s",

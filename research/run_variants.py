@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from lab import HERE, REGIMES, grid
+from workloads.cli import ArgumentParser  # one-line usage errors
 
 SETS = {  # name -> (candidates [(policy, params)], scenarios)
     "baselines": ([(p, {}) for p in ("beamer-sbssi", "sincronia", "fair", "fifo_lm", "varys")],
@@ -53,7 +54,7 @@ SETS = {  # name -> (candidates [(policy, params)], scenarios)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("set", choices=sorted(SETS))
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args(argv)

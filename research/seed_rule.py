@@ -23,7 +23,6 @@ Prints one line per seed and each rule's choice; writes every number to ``--out`
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -34,6 +33,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "research"))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 POLICIES = ("beamer", "sincronia")
 MAX_MAKESPAN_S = 7.5
@@ -83,7 +84,7 @@ def one_seed(task: tuple[dict, dict, int, float, int, tuple[float, ...]]) -> dic
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", type=Path, default=REPO / "experiments" / "testbed_random.toml")
     ap.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 61)))
     ap.add_argument("--exclude", type=int, nargs="*", default=[])

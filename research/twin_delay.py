@@ -15,7 +15,6 @@ to ``--out``.
 """
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import sys
@@ -25,6 +24,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 DEFAULT_TRACE = REPO / "results" / "testbed-random" / "traces" / "6746e967cc0c6507.json"
 POLICIES = ("beamer", "beamer-sbssi", "sincronia", "fair", "varys")
@@ -56,7 +57,7 @@ def avg_sct_s(trace, policy: str) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     ap.add_argument("--delay-ms", type=float, nargs="+", default=[0.0, 3.0, 6.0])
     ap.add_argument("--slowdown", type=float, nargs="+", default=[0.0, 0.05])

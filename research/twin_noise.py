@@ -17,7 +17,6 @@ how much a policy's order and its result move when completion times do.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -26,6 +25,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 DEFAULT_TRACE = REPO / "results" / "testbed-random" / "traces" / "6746e967cc0c6507.json"
 POLICIES = ("beamer", "beamer-sbssi", "sincronia", "fair", "varys")
@@ -59,7 +60,7 @@ def avg_sct_s(trace, topo, policy: str, *, noise: float, draw: int) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trace", type=Path, default=DEFAULT_TRACE)
     ap.add_argument("--noise", type=float, nargs="+", default=[0.03, 0.06, 0.10])
     ap.add_argument("--draws", type=int, default=10)

@@ -4,8 +4,9 @@ Owns the tables of an experiment file (``TABLES``: ``[experiment]`` =
 ``ExperimentSection``, ``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which
 files of ``experiments/`` are the default suite (``SKIP_FILES``, ``suite_configs``), the
 expansion of one file into ``RunSpec``s (``load_experiment``: sweep points x seeds x
-policies x repetitions, each point's topology checked to hold every host of its trace,
-with a note on hosts no flow uses: ``check_topology_hosts``, ``expand_experiment``;
+policies x repetitions, a trace file named by ``[experiment] trace`` validated whole
+as a run loads it (``trace_file_hosts``), each point's topology checked to hold every
+host of its trace, with a note on hosts no flow uses: ``check_topology_hosts``, ``expand_experiment``;
 the ``[workload]`` keys no tuner reads at any point: ``sweep_points``,
 ``check_workload_keys``; a file's value that ``[sweep]`` replaces everywhere, checked
 all the same: ``check_swept_file_values``) and of several into one checked list (``collect_specs``), the
@@ -42,12 +43,13 @@ MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_
 # run_config.json and so in its config hash), not the registry it ran with: registering a
 # policy adds that policy's runs and leaves every run made before it done.
 SHIPPED_POLICIES = ("beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only",
-                    "sincronia", "fifo_lm", "fair", "varys")
-# [experiment] keys that only label the results (the summary's text, the kind of figure):
+                    "sincronia", "fifo_lm", "fair", "varys", "varys-queues")
+# [experiment] keys that only label the results (the summary's text, the kind of figure,
+# the names of seed groups):
 # recorded in run_config.json and in the config hash, but a run whose config differs only
 # in them is the same run (``run_key``): it stays done, and the runner rewrites them in
 # place. ``name`` is not one: it names the run directories.
-COSMETIC_EXPERIMENT_KEYS = ("description", "figure")
+COSMETIC_EXPERIMENT_KEYS = ("description", "figure", "seed_sets")
 # the lists that say which runs a file holds, recorded like the labels; a run's own policy,
 # seed and repetition are fields of its config, so a run stays the same run when a policy,
 # a seed or repetitions are added to (or removed from) its file
@@ -65,6 +67,9 @@ class ExperimentSection:
     # (``registered_policies``, resolved when the file is expanded into runs)
     policies: tuple[str, ...] | None = None
     seeds: tuple[int, ...] = (1, 2, 3)
+    # names for groups of seeds, reported apart by the analysis (e.g. validation = seeds
+    # looked at while a policy was chosen, evaluation = seeds no choice looked at); a label
+    seed_sets: dict[str, tuple[int, ...]] | None = None
     priority_classes: int = 8
     release_at_zero: bool = False
     # "policy" (the default): each policy as the packet backend runs it, decisions at its
@@ -90,6 +95,10 @@ class ExperimentSection:
             twice = sorted({v for v in values if list(values).count(v) > 1})
             if twice:
                 raise ConfigError(f"{where}.{key}: {', '.join(map(as_toml, twice))} listed twice")
+        named = [seed for seeds in (self.seed_sets or {}).values() for seed in seeds]
+        twice = sorted({seed for seed in named if named.count(seed) > 1})
+        if twice:
+            raise ConfigError(f"{where}.seed_sets: seed {as_toml(twice[0])} is in two sets")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
         if self.backend == "mininet" and self.realloc != "policy":
@@ -209,18 +218,18 @@ def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> Non
     tables.setdefault(parts[0], {})[parts[1]] = value
 
 
-def trace_file_hosts(path: Path) -> tuple[str, ...]:
-    """The hosts a trace file names, without loading its flows: a coflow-benchmark file's
-    header (``<num_ports> <num_coflows>``: ports ``h0..``), a JSON trace's ``hosts``."""
+def trace_file_hosts(path: Path, key: str = "experiment.trace") -> tuple[str, ...]:
+    """The hosts of a trace file, validated whole as a run loads it
+    (``coflow_benchmark.load_any``: a JSON trace's ``hosts``, a coflow-benchmark file's
+    ports ``h0..``; FB2010's 706,397 flows in about 0.3 s). ConfigError naming ``key``
+    (the TOML key that names the file) and the trace's problem (``TraceError``'s line,
+    which names the file) if it is not a valid trace."""
     from workloads import coflow_benchmark
-    if coflow_benchmark.looks_like(path):
-        with open(path, "rb") as fh:
-            return tuple(f"h{i}" for i in range(int(fh.readline().split()[0])))
+    from workloads.trace import TraceError
     try:
-        hosts = json.loads(Path(path).read_text())["hosts"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"experiment.trace: {path}: not a trace file ({exc})") from None
-    return tuple(map(str, hosts))
+        return coflow_benchmark.load_any(path).hosts
+    except TraceError as exc:
+        raise ConfigError(f"{key}: {exc}") from None
 
 
 def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: str
@@ -275,11 +284,13 @@ def _hosts_key(exp: Any, workload: Any, hosts: tuple[str, ...]) -> str:
 
 
 def point_error(path: Path, tables: dict[str, dict[str, Any]],
-                trace_hosts: dict[str, tuple[str, ...]]) -> str | None:
+                trace_hosts: dict[str, tuple[str, ...] | ConfigError]) -> str | None:
     """The first error of one sweep point's tables (as ``ConfigError`` words it, without
     the file's path), or None: ``[experiment]`` and ``[topology]`` values, ``[workload]``
-    under each seed, and the topology's hosts against the trace's (``trace_hosts`` caches
-    each trace file's hosts by resolved path; a missing trace file is left to the caller)."""
+    under each seed, the trace file (validated whole: ``trace_file_hosts``) and the
+    topology's hosts against the trace's (``trace_hosts`` caches each trace file's hosts,
+    or its error, by resolved path: one load per file; a missing trace file is left to
+    the caller)."""
     from emulation.topology import TopologyConfig
     from workloads.generator import WorkloadConfig
     try:
@@ -292,8 +303,14 @@ def point_error(path: Path, tables: dict[str, dict[str, Any]],
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
             if str(tp) not in trace_hosts:
-                trace_hosts[str(tp)] = trace_file_hosts(tp)
+                try:
+                    trace_hosts[str(tp)] = trace_file_hosts(
+                        tp, key=f"experiment.trace = {as_toml(exp.trace)}")
+                except ConfigError as exc:
+                    trace_hosts[str(tp)] = exc
             hosts = trace_hosts[str(tp)]
+            if isinstance(hosts, ConfigError):
+                raise hosts
         else:
             hosts = tuple(f"h{i}" for i in range(workload.num_hosts))  # the generator's names
         check_topology_hosts(topo, hosts, hosts_key=_hosts_key(exp, workload, hosts))
@@ -327,7 +344,7 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         expand_experiment(path, full=True)  # a bad [full] value fails now, not at --full
     specs: list[RunSpec] = []
     notes: list[str] = []
-    trace_hosts: dict[str, tuple[str, ...]] = {}  # trace file -> its hosts
+    trace_hosts: dict[str, tuple[str, ...] | ConfigError] = {}  # trace file -> its hosts
     points = sweep_points(path, data, full=full)
     for params, tables in points:
         pname = ",".join(f"{k.split('.')[1]}={value_label(v)}" for k, v in params.items())

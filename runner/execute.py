@@ -6,8 +6,8 @@ preparing each run's trace and lower bound once (``prepare_trace``, under
 Mininet with its fluid twin in ``twin/``), committing the run directory atomically (temp
 dir, then rename, with ``run_config.json`` and paths relative to the results directory;
 a run that raises leaves nothing behind but finished traces and bounds, which a rerun
-reuses), copying a fluid run identical to one already run (``split_duplicates``,
-``reuse``), and the whole set of runs with a progress bar (``run_all``: a process pool
+reuses), a fluid run identical to one already run sharing that run's records
+(``split_duplicates``, ``share``), and the whole set of runs with a progress bar (``run_all``: a process pool
 whose workers ignore Ctrl-C and die with the runner, ``pool_worker``, or a Dask
 cluster; Mininet runs one at a time in this process). Reading a results directory's
 state and clearing what killed runners left: ``runner.results_dir``.
@@ -27,6 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from emulation.records import SAME_RUN_AS
 from runner.config import RunSpec, content_key
 from runner.progress import progress
 from runner.results_dir import run_config_text, write_atomic
@@ -184,33 +185,37 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
 EXECUTORS = MappingProxyType({"fluid": _execute_fluid, "mininet": _execute_mininet})
 
 
-def reuse(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
-    """Write ``spec``'s run directory from the finished run at ``source`` (same content
-    key): the same records, run.json's identity fields set to ``spec``'s and
-    ``reused_from`` naming the source. Atomic like ``execute``."""
+def share(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
+    """Write ``spec``'s run directory as one that shares the finished run at ``source``
+    (same content key, another experiment's): its own ``run_config.json`` and a run.json
+    with the source's numbers, ``spec``'s identity fields and ``same_run_as`` naming the
+    source; no records of its own, so that no two directories hold one configuration's
+    records. Atomic like ``execute``."""
     final = out_root / spec.experiment / spec.name
     tmp = out_root / spec.experiment / f".tmp-{spec.name}-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True)
     try:
-        shutil.copytree(source, tmp)
-        run = json.loads((tmp / "run.json").read_text())
-        run.update({**_run_extra(spec), "reused_from": f"{source.parent.name}/{source.name}"})
+        run = json.loads((source / "run.json").read_text())
+        run.pop("reused_from", None)
+        run.update({**_run_extra(spec),
+                    SAME_RUN_AS: f"{source.parent.name}/{source.name}"})
         (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
-        run.update(_portable_paths(tmp, out_root))
         _commit_run_dir(spec, tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # gone already once committed
     return run
 
 
-def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec]
+def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec], out_root: Path
                      ) -> tuple[list[RunSpec], list[tuple[RunSpec, RunSpec]]]:
-    """Fluid runs to execute, and (run, source run) pairs whose records can be copied
-    because the source (earlier in ``specs`` or already done) has the same content key."""
-    first: dict[str, RunSpec] = {content_key(s): s for s in reversed(done_specs)
-                                 if s.backend == "fluid"}
+    """Fluid runs to execute, and (run, source run) pairs where the run shares the
+    source's records (``share``) because the source (earlier in ``specs``, or already done
+    in ``out_root`` and holding records of its own) has the same content key."""
+    first: dict[str, RunSpec] = {
+        content_key(s): s for s in reversed(done_specs)
+        if s.backend == "fluid" and (out_root / s.experiment / s.name / "stages.csv").exists()}
     run, copies = [], []
     for s in specs:
         key = content_key(s) if s.backend == "fluid" else None
@@ -248,9 +253,10 @@ def pool_worker(parent_pid: int) -> None:
 
 def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | None = None,
             done_specs: list[RunSpec] = ()) -> None:
-    """Prepare traces and bounds, then run everything with a progress bar (fluid runs
-    identical to another run of this suite are copied from it, not run twice)."""
-    todo, copies = split_duplicates(todo, list(done_specs))
+    """Prepare traces and bounds, then run everything with a progress bar (a fluid run
+    identical to another run of this suite shares that run's records, ``share``: it is
+    not run twice)."""
+    todo, copies = split_duplicates(todo, list(done_specs), out)
     from tqdm import tqdm
     prepared = {}
     prep = progress(total=len(todo), desc="traces and lower bounds", disable=len(todo) < 2,
@@ -331,6 +337,6 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
         for s in local_only:
             done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         for s, src in copies:
-            done(s, reuse(s, out / src.experiment / src.name, out))
+            done(s, share(s, out / src.experiment / src.name, out))
     finally:
         bar.close()

@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from emulation.records import SAME_RUN_AS
 from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec, run_key
 
 
@@ -155,8 +156,10 @@ def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
     run (or an unreadable run_config.json) is a different run, replaced only with
     ``--force``, and so is a fluid run recorded under another reallocation mode than the
     spec resolves to (``resolved_realloc``; the second value is then ``"realloc MODE"``,
-    the recorded mode). ``run_dir``: read that directory instead of the run's own (what
-    a dry run would find there once ``put_back_plan`` moved it into place)."""
+    the recorded mode). A directory that shares another's records (run.json
+    ``same_run_as``) whose source holds no run any more is to run again. ``run_dir``: read
+    that directory instead of the run's own (what a dry run would find there once
+    ``put_back_plan`` moved it into place)."""
     d = run_dir or out_root / spec.experiment / spec.name
     if not d.exists():
         return "to run", None
@@ -166,11 +169,23 @@ def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
         same = old == spec.config_hash or run_key(stored) == spec.run_key
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         old, same = None, False
+    if same and not _shared_run_present(d):
+        return "to run", old
     if same:
         recorded, wanted = recorded_realloc(d), resolved_realloc(spec)
         if recorded is not None and wanted is not None and recorded != wanted:
             return "different", f"realloc {recorded}"
     return ("done" if same else "different"), old
+
+
+def _shared_run_present(run_dir: Path) -> bool:
+    """False if ``run_dir`` shares another directory's records (run.json ``same_run_as``)
+    and that directory holds no run any more; True otherwise."""
+    try:
+        shared = json.loads((run_dir / "run.json").read_text()).get(SAME_RUN_AS)
+    except (OSError, ValueError, AttributeError):
+        return True
+    return not shared or (run_dir.parent.parent / shared / "stages.csv").exists()
 
 
 def _flat(config: Any, prefix: str = "") -> dict[str, Any]:

@@ -5,7 +5,8 @@ Owns rebuilding a ``RunSpec`` from a committed run directory (``spec_from_record
 temporary directory with the runner's own ``prepare_trace`` / ``execute``, the exact
 comparison of the records (``compare_run``: ``VERIFY_KEYS`` of run.json and every stage's
 SCT as written) and the pass/fail table per experiment (``verify``, ``verify_table``).
-Packet-level runs are counted, not recomputed.
+Packet-level runs are counted, not recomputed; a run that shares another experiment's
+records (``same_run_as``) is checked to have that run's configuration (``check_shared``).
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from emulation.records import file_sha256
-from runner.config import REPO, RunSpec
+from emulation.records import SAME_RUN_AS, file_sha256
+from runner.config import REPO, RunSpec, content_key
 from runner.execute import execute, prepare_trace
 from runner.results_dir import committed_runs
 from workloads.config import ConfigError
@@ -55,6 +56,21 @@ def _stage_scts(run_dir: Path) -> dict[str, str]:
     import csv
     with open(run_dir / "stages.csv", newline="") as f:
         return {row["stage_id"]: row["sct_s"] for row in csv.DictReader(f)}
+
+
+def check_shared(run_dir: Path) -> list[str]:
+    """Why a run directory that shares another's records (run.json ``same_run_as``) may not:
+    the source is missing, or its config's ``content_key`` (what records depend on) is not
+    this run's; empty if the sharing holds."""
+    shared = json.loads((run_dir / "run.json").read_text())[SAME_RUN_AS]
+    src = run_dir.parent.parent / shared
+    if not (src / "stages.csv").exists():
+        return [f"shares the records of {shared}, which holds none"]
+    try:
+        same = content_key(spec_from_record(run_dir)) == content_key(spec_from_record(src))
+    except (ConfigError, OSError, ValueError, KeyError) as exc:
+        return [f"could not read its config or {shared}'s: {exc}"]
+    return [] if same else [f"shares the records of {shared}, whose config gives other records"]
 
 
 def compare_run(ref_dir: Path, new_dir: Path) -> list[str]:
@@ -114,7 +130,9 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
         print(f"error: no committed runs (run_config.json) under {results}", file=sys.stderr)
         return 2
     backend = {r: json.loads((r / "run_config.json").read_text())["backend"] for r in runs}
-    fluid = [r for r in runs if backend[r] == "fluid"]
+    shared = {r: check_shared(r) for r in runs if (r / "run.json").exists()
+              and json.loads((r / "run.json").read_text()).get(SAME_RUN_AS)}
+    fluid = [r for r in runs if backend[r] == "fluid" and r not in shared]
     packet = [r for r in runs if backend[r] != "fluid"]
     if sample and sample < len(fluid):
         fluid = sorted(random.Random(seed).sample(fluid, sample))
@@ -137,6 +155,7 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
                         bar.update(1)
         finally:
             bar.close()
+    results_of.update({r: d for r, d in shared.items() if d})  # a broken link is a failure
     rows: dict[str, list[int]] = {}
     for r in runs:
         row = rows.setdefault(r.parent.name, [0, 0, 0, 0])  # recomputed, pass, fail, not
@@ -156,8 +175,11 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
         for line in d:
             print(f"    {line}")
     n_fail = len(bad)
-    print(f"{len(results_of)} fluid runs recomputed in {time.time() - t0:.0f} s: "
-          f"{len(results_of) - n_fail} identical, {n_fail} differ; {len(packet)} packet-level "
+    n_diff = sum(1 for r in fluid if results_of.get(r))
+    print(f"{len(fluid)} fluid runs recomputed in {time.time() - t0:.0f} s: "
+          f"{len(fluid) - n_diff} identical, {n_diff} differ; {len(shared)} share another "
+          f"run's records ({len(shared) - (n_fail - n_diff)} checked to have its config); "
+          f"{len(packet)} packet-level "
           f"runs not recomputed (TCP varies run to run; tests/test_mininet.py bands them)"
           + ("" if not sample else f"; sample of {sample} (seed {seed})"))
     return 1 if n_fail else 0

@@ -14,13 +14,16 @@ See docs/sincronia-check.md.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 LINE = re.compile(r"Coflow ID: (\d+) Oracle Time: \S+ Selected Ordering: (\d+) "
                   r"Scheduled time: \S+ Completion Time: (\S+)")
@@ -55,7 +58,7 @@ def compare(theirs: pd.DataFrame, ours: pd.DataFrame, unit_s: float) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("run_log", type=Path, help="offlinesim's printed log")
     ap.add_argument("our_run", type=Path, help="our fluid run directory (coflows.csv)")
     ap.add_argument("--unit-s", type=float, default=2**20 / 1.25e8,

@@ -25,6 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
+
 from emulation.fluid.simulator import FluidSimulator  # noqa: E402
 from emulation.scheduler import POLICIES, make_policy  # noqa: E402
 from emulation.scheduler.base import Decision, Policy  # noqa: E402
@@ -93,7 +95,7 @@ def search(trace, topo, *, evals: int, seed: int) -> tuple[float, str, int]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     ap.add_argument("--evals", type=int, default=150, help="static orders evaluated per instance")
     ap.add_argument("--policies", nargs="+", choices=sorted(POLICIES), default=sorted(POLICIES))

@@ -1,13 +1,15 @@
 """Figures a reader understands without the code: one style per policy (distinct, the same
-in every figure whatever else ran), a log axis where one bar dwarfs the rest, error bars
-that say what they are and never come from one value; and the committed figures were made
-by this code (each has its data CSV)."""
+in every figure whatever else ran), one axis for every bar or point figure of ratios (log,
+centred on 1, the line at 1, the direction in its label), error bars that say what they
+are and never come from one value; and the committed figures were made by this code (each
+has its data CSV)."""
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from analysis import plots  # noqa: E402
 from analysis.policies import policy_order, registry, styles  # noqa: E402
@@ -28,13 +30,55 @@ def test_policy_order_is_the_registry_then_unknown_names_sorted():
     assert policy_order(["zeta", reg[2], "alpha", reg[0], reg[2]]) == [reg[0], reg[2], "alpha", "zeta"]
 
 
-def test_log_axis_only_where_one_bar_dwarfs_the_rest():
-    fig, ax = plt.subplots()
-    v = np.array([1.0, 1.0, 1.05, 7.0, 2.5])
-    assert plots._maybe_log_y(ax, v, v) and ax.get_yscale() == "log"
-    fig, ax = plt.subplots()
-    v = np.array([1.0, 1.1, 1.3, 1.2])
-    assert not plots._maybe_log_y(ax, v, v) and ax.get_yscale() == "linear"
+MEAN = "avg_sct_ratio_ref_over_policy_mean"
+CI = "avg_sct_ratio_ref_over_policy_ci95"
+
+
+def _ratio_figures(monkeypatch, tmp_path) -> dict:
+    """The axes of every bar or point figure of ratios, from close ratios (0.9..1.1, which
+    a linear axis from 0 would flatten), by stem."""
+    from analysis import paired, regimes
+    axes = {}
+    save = lambda fig, out, stem, data: axes.setdefault(stem, fig.axes[0]) and []  # noqa: E731
+    for mod in (plots, regimes, paired):
+        monkeypatch.setattr(mod, "_save", save)
+    norm = pd.DataFrame([{"experiment": "e", "scenario": "x=1", "reference": "beamer",
+                          "policy": p, MEAN: m, CI: 0.02, "seeds": 3, "unit": "seeds"}
+                         for p, m in (("beamer", 1.0), ("sincronia", 0.95), ("fair", 0.9))])
+    plots.normalised_bars(norm, "e", "beamer", tmp_path)
+    regimes.regimes_figure(pd.DataFrame([{"regime": "sha", "policy": "fair", MEAN: 0.9, CI: 0.02,
+                                          "runs": 12}]), "beamer", tmp_path)
+    paired.paired_figure(pd.DataFrame([{
+        "experiment": "tb", "reference": "beamer", "policy": "fair", MEAN: 0.9,
+        "t95_low": 0.88, "t95_high": 0.92, "twin_avg_sct_ratio_ref_over_policy": 0.95,
+        "repetitions": 3}]), tmp_path)
+    plots.reproduction(pd.DataFrame([{
+        "experiment": "tb", "scenario": "all", "policy": "fair", "runs": 3, "avg_ratio": 1.1,
+        "avg_ratio_ci95": 0.02, "stage_ratio_median": 1.05, "stage_ratio_median_ci95": 0.02,
+        "stage_ratio_p95": 1.08, "stage_ratio_p95_ci95": 0.02}]), tmp_path)
+    return axes
+
+
+def test_every_ratio_figure_has_the_ratio_axis(monkeypatch, tmp_path):
+    """Log scale, limits 1/k..k (centred on 1), 1 among the plain-number ticks, the black
+    dashed line at 1; the policies' ratios say their direction in the axis label."""
+    axes = _ratio_figures(monkeypatch, tmp_path)
+    assert set(axes) == {"e_normalised_avg_sct", "regime_ratios", "paired_ratios",
+                         "reproduction_vs_fluid"}
+    for stem, ax in axes.items():
+        assert ax.get_yscale() == "log", stem
+        lo, hi = ax.get_ylim()
+        assert lo * hi == pytest.approx(1.0) and lo < 0.9 and hi > 1.1, stem
+        ticks = list(ax.yaxis.get_major_locator().tick_values(lo, hi))
+        assert 1 in ticks and all(t in plots.RATIO_TICKS for t in ticks), stem
+        labels = [ax.yaxis.get_major_formatter()(t) for t in ticks]
+        assert "1" in labels and not any("e" in lb or "^" in lb for lb in labels), stem
+        (one,) = [ln for ln in ax.get_lines() if list(ln.get_ydata()) == [1.0, 1.0]]
+        assert _rgb(one.get_color()) == (0.0, 0.0, 0.0) and one.get_linestyle() == "--", stem
+    for stem in ("e_normalised_avg_sct", "regime_ratios", "paired_ratios"):
+        assert "beamer's avg SCT / policy's" in axes[stem].get_ylabel(), stem
+        assert "(< 1: beamer faster; log scale)" in axes[stem].get_ylabel(), stem
+    assert "(> 1: emulation slower; log scale)" in axes["reproduction_vs_fluid"].get_ylabel()
     plt.close("all")
 
 
@@ -54,8 +98,8 @@ def test_committed_figures_come_with_their_data_and_no_interval_from_one_run():
         assert csv.exists(), f"{png.name}: no data beside it (regenerate: python -m analysis results)"
         df = pd.read_csv(csv)
         assert "policy" in df and len(df), csv.name
-        for ci in ("ci95", "ratio_ci95"):
-            if ci in df and "runs" in df:
+        for ci in (c for c in df.columns if c.endswith("ci95")):
+            if "runs" in df:
                 assert df.loc[df["runs"] < 2, ci].isna().all(), csv.name
     lb = pd.read_csv(figs / "ratio_to_lower_bound.csv")
     assert set(lb["policy"]) == set(pd.read_csv(REPO / "results" / "tables" / "runs.csv")["policy"])
@@ -228,7 +272,7 @@ def test_regime_ratios_are_points_with_intervals_and_a_dashed_line_at_one(monkey
     from analysis import regimes
     figs = []
     monkeypatch.setattr(regimes, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
-    table = pd.DataFrame([{"regime": r, "policy": p, "avg_ratio_mean": m, "avg_ratio_ci95": 0.05,
+    table = pd.DataFrame([{"regime": r, "policy": p, MEAN: m, CI: 0.05,
                            "runs": 12} for r in ("random", "sha")
                           for p, m in (("sincronia", 0.82), ("fair", 0.52))])
     regimes.regimes_figure(table, "beamer", tmp_path)
@@ -243,8 +287,9 @@ def test_regime_ratios_are_points_with_intervals_and_a_dashed_line_at_one(monkey
         assert pts.get_marker() == st[p].marker and pts.get_color() == st[p].colour
         assert pts.get_linestyle() == "None" and list(pts.get_ydata()) == [
             0.82 if p == "sincronia" else 0.52] * 2
-    # the axis is scaled to the points, not from 0: the lowest interval end is 0.47
-    assert 0.0 < ax.get_ylim()[0] <= 0.47
+    # the axis is scaled to the points, not from 0: the lowest interval end is 0.47, so
+    # the ratio axis is 1/k..k with k = 1.1 / 0.47
+    assert ax.get_ylim() == pytest.approx((0.47 / 1.1, 1.1 / 0.47))
     plt.close("all")
 
 
@@ -253,8 +298,8 @@ def test_paired_figure_legend_is_neutral_and_line_at_one_dashed(monkeypatch, tmp
     figs = []
     monkeypatch.setattr(paired, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
     pr = pd.DataFrame([{"experiment": "tb", "reference": "beamer", "policy": p,
-                        "ratio_mean": m, "t95_low": m - 0.05, "t95_high": m + 0.05,
-                        "twin_ratio": m, "repetitions": 3}
+                        MEAN: m, "t95_low": m - 0.05, "t95_high": m + 0.05,
+                        "twin_avg_sct_ratio_ref_over_policy": m, "repetitions": 3}
                        for p, m in (("beamer-sbssi", 1.03), ("sincronia", 0.9))])
     paired.paired_figure(pr, tmp_path)
     ax = figs[0].axes[0]
@@ -272,15 +317,15 @@ def test_paired_figure_legend_is_neutral_and_line_at_one_dashed(monkeypatch, tmp
 
 
 def test_value_labels_clear_the_error_bars(monkeypatch):
-    """On a log axis each bar's value is printed above its bar and above its interval: no
-    label's box meets an error bar (its line or its cap)."""
+    """On the ratio axis each bar's value is printed above its bar and above its interval:
+    no label's box meets an error bar (its line or its cap)."""
     figs = []
     monkeypatch.setattr(plots, "_save", lambda fig, out, stem, data: figs.append(fig) or [])
-    pols = registry()
     means = (1.0, 1.1, 1.0, 1.22, 1.17, 1.97, 2.5, 1.1)
     cis = (0.0, 0.2, 0.03, 0.15, 0.25, 0.6, 1.2, 0.2)
+    pols = registry()[:len(means)]
     norm = pd.DataFrame([{"experiment": "e", "scenario": f"rate={r},pattern=ring", "policy": p,
-                          "ratio_mean": m * (1 + 0.02 * i), "ratio_ci95": c, "seeds": 3,
+                          MEAN: m * (1 + 0.02 * i), CI: c, "seeds": 3,
                           "unit": "seeds"}
                          for i, r in enumerate((0.5, 100, 200, 300))
                          for p, m, c in zip(pols, means, cis)])

@@ -46,9 +46,10 @@ def test_capture_vs_reported_per_run(tree):
 
 def test_packet_table_uses_capture_sct(tree):
     t = packet_level_table(load_runs(tree)).set_index("policy")
-    # capture avg: beamer 5.99/3, fair 2.0; reported: beamer 2.0, fair 2.0
-    assert t.loc["fair", "ratio_capture"] == pytest.approx(2.0 / (5.99 / 3))
-    assert t.loc["fair", "ratio_reported"] == pytest.approx(1.0)
+    # capture avg: beamer 5.99/3, fair 2.0; reported: beamer 2.0, fair 2.0; beamer / fair
+    assert t.loc["fair", "avg_sct_capture_ratio_ref_over_policy_mean"] == pytest.approx(
+        (5.99 / 3) / 2.0)
+    assert t.loc["fair", "avg_sct_ratio_ref_over_policy_mean"] == pytest.approx(1.0)
 
 
 def test_reaction_and_isolation_columns_and_summary_lines(tree, tmp_path):
@@ -121,9 +122,9 @@ def _seeded_run(root, policy, seed, sct):
 
 
 def test_both_ratio_columns_carry_their_interval(tmp_path):
-    """Two seeds: fair / beamer = 3 / 2 = 1.5 and 4 / 4 = 1.0, mean 1.25, sample sd
-    0.353553, standard error 0.25, t(0.975, 1 df) = 12.7062: half-width 3.1766, in the
-    capture column and in the reported one."""
+    """Two seeds: beamer / fair = 2 / 3 and 4 / 4 = 1.0, mean 0.8333, sample sd
+    0.235702, standard error 0.166667, t(0.975, 1 df) = 12.7062: half-width 2.1177, in
+    the capture column and in the reported one."""
     tree = tmp_path / "res"
     for seed, b, f in ((1, 2.0, 3.0), (2, 4.0, 4.0)):
         _seeded_run(tree, "beamer", seed, b)
@@ -131,7 +132,7 @@ def test_both_ratio_columns_carry_their_interval(tmp_path):
     tables = tmp_path / "tables"
     tables.mkdir()
     text = "\n".join(write_packet_tables(load_runs(tree), tables))
-    assert "| tb | all | fair | 2 | 3.500 | 3.500 | 1.250 ± 3.177 | 1.250 ± 3.177 |" in text
+    assert "| tb | all | fair | 2 | 3.500 | 3.500 | 0.833 ± 2.118 | 0.833 ± 2.118 |" in text
     assert "per seed (tb)" in text
 
 

@@ -5,6 +5,9 @@ import pandas as pd
 
 from analysis.paired import bootstrap_ci95, paired_ratios, paired_section, t_ci95
 
+MEAN = "avg_sct_ratio_ref_over_policy_mean"  # beamer / the policy, < 1: beamer faster
+TWIN = "twin_avg_sct_ratio_ref_over_policy"
+
 
 def test_bootstrap_interval_of_three_values():
     # 27 equally likely resamples of [1, 2, 3]; mean 1 (all ones) and mean 3 (all threes)
@@ -45,17 +48,21 @@ def test_ratios_are_paired_by_repetition(tmp_path):
     pr = paired_ratios(d, "beamer").set_index("policy")
     s = pr.loc["sincronia"]
     assert s["repetitions"] == 4
-    assert abs(s["ratio_mean"] - 0.8) < 1e-12 and abs(s["twin_ratio"] - 0.8) < 1e-12
+    assert abs(s[MEAN] - 0.8) < 1e-12 and abs(s[TWIN] - 0.8) < 1e-12
     assert 0.7 <= s["ci95_low"] < 0.8 < s["ci95_high"] <= 0.9
     # t: sd of (0.8, 0.9, 0.7, 0.8) = 0.081650, t(0.975, 3 df) = 3.1824, half-width
     # 3.1824 x 0.081650 / 2 = 0.12992
     assert abs(s["t95_low"] - 0.67008) < 2e-4 and abs(s["t95_high"] - 0.92992) < 2e-4
-    assert abs(pr.loc["fair", "ratio_mean"] - 0.5) < 1e-12  # every repetition 0.5
+    assert abs(pr.loc["fair", MEAN] - 0.5) < 1e-12  # every repetition 0.5
+    assert pr.loc["fair", "avg_sct_ratio_ref_over_policy_per_repetition"] == \
+        "0.5000 0.5000 0.5000 0.5000"
     assert pr.loc["fair", "ci95_low"] == pr.loc["fair", "ci95_high"] == 0.5
     lines, figs = paired_section(d, tmp_path, tmp_path, "beamer")
     text = "\n".join(lines)
     assert "the t-interval excludes 1: **yes**" in text and "twin's ratio: **yes**" in text
     assert (tmp_path / "paired_ratios.csv").exists() and any(p.suffix == ".png" for p in figs)
+    drawn = pd.read_csv(tmp_path / "paired_ratios.csv").set_index("policy")
+    assert drawn.loc["fair", MEAN] == 0.5 and drawn.loc["fair", TWIN] == 0.5  # 1 / 2
 
 
 def test_no_interval_below_three_repetitions(tmp_path):
@@ -92,8 +99,8 @@ def test_comparison_over_seeds_by_hand(tmp_path):
                     3: {"beamer": ([11.0], 0.95), "sincronia": ([10.0], 1.0)}})
     [r] = seed_ratios(d, "beamer").to_dict("records")
     assert r["policy"] == "sincronia" and r["seeds"] == 3
-    assert abs(r["emulated_ratio_mean"] - 0.95) < 1e-12
-    assert abs(r["twin_ratio_mean"] - 0.883333) < 1e-6
+    assert abs(r["emulated_avg_sct_ratio_ref_over_policy_mean"] - 0.95) < 1e-12
+    assert abs(r["twin_avg_sct_ratio_ref_over_policy_mean"] - 0.883333) < 1e-6
     assert abs(r["difference_mean"] - 0.066667) < 1e-6
     assert abs(r["difference_t95_low"] - (0.066667 - 0.18973)) < 2e-4
     assert abs(r["difference_t95_high"] - (0.066667 + 0.18973)) < 2e-4

@@ -1,15 +1,28 @@
-"""The README's headline numbers are the records' numbers: every cell of its result tables
-(by tuner regime, congestion family) is recomputed from the committed run records
-(results/*/*/stages.csv) with the analysis functions, not copied from summary.md."""
+"""The README's numbers are the records' numbers: every cell of its result tables (by
+tuner regime and seed set, the congestion family's means) and every number of its
+findings and claims is recomputed from the committed run records (results/*/*/) with the
+analysis functions, not copied from summary.md; its speed figures are docs/speed.md's
+rows; and every decimal number it quotes has a source in a committed file."""
+import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from analysis.load import load_runs, load_stages
+from analysis.criteria import shared_scenarios
+from analysis.load import load_runs, load_stages, seed_set_groups
 from analysis.metrics import policy_ratios, run_metrics
 from analysis.regimes import per_run_ratios, regime_table
+from analysis.verdict import verdict_table
 
 REPO = Path(__file__).resolve().parents[1]
+# regimes.csv's columns: beamer's metric / the policy's, mean over the regime's runs
+AVG = "avg_sct_ratio_ref_over_policy_mean"
+P99 = "p99_sct_ratio_ref_over_policy_mean"
+JOB = "avg_app_completion_ratio_ref_over_policy_mean"
+# paired_ratios.csv's columns
+PAIRED = "avg_sct_ratio_ref_over_policy_mean"
+TWIN = "twin_avg_sct_ratio_ref_over_policy"
 
 
 def markdown_table(text: str, heading: str) -> list[dict[str, str]]:
@@ -31,43 +44,167 @@ def records():
     return runs, load_stages(runs)
 
 
-def test_regime_table_matches_the_records(records):
-    _, stages = records
-    reg = stages[stages["experiment"].str.startswith("regime-")]
-    table = regime_table(per_run_ratios(reg, "beamer")).set_index(["regime", "policy"])
-    rows = markdown_table((REPO / "README.md").read_text(), "## Results by tuner regime")
-    assert {r["regime"] for r in rows} == {"random", "asha", "sha", "hyperband", "mix"}
-    for r in rows:
-        reg_name = r["regime"]
-        assert int(r["runs"]) == table.loc[(reg_name, "sincronia"), "runs"]
-        for col, cell in r.items():
-            if col.startswith("/ "):
-                assert float(cell) == pytest.approx(
-                    table.loc[(reg_name, col[2:]), "avg_ratio_mean"], abs=0.00051), (reg_name, col)
-        assert float(r["p99 / fair"]) == pytest.approx(
-            table.loc[(reg_name, "fair"), "p99_ratio_mean"], abs=0.0051)
-        assert float(r["tuning job / sincronia"]) == pytest.approx(
-            table.loc[(reg_name, "sincronia"), "job_ratio_mean"], abs=0.00051)
-
-
-def test_congestion_table_matches_the_records(records):
+@pytest.fixture(scope="module")
+def verdict(records):
     runs, stages = records
-    cong = stages[stages["experiment"].str.startswith("cong-")]
-    per_run = run_metrics(cong)
-    ratio = policy_ratios(per_run, policy="beamer",
-                          baselines=["sincronia", "beamer-coflow", "varys", "fair", "fifo_lm",
-                                     "beamer-sbssi", "beamer-stage-only"])
-    ratio = ratio.set_index(["experiment", "scenario"])
-    p99 = policy_ratios(per_run, policy="beamer", baselines=["fair"], metric="p99_sct_s") \
-        .set_index(["experiment", "scenario"])
-    rows = markdown_table((REPO / "README.md").read_text(), "### Congestion family")
-    assert len(rows) == len(ratio)
+    return verdict_table(runs, stages).set_index(["seed_set", "family", "design", "baseline"])
+
+
+README = (REPO / "README.md").read_text()
+
+
+def section(heading: str) -> str:
+    """The README's text from ``heading`` to the next heading of the same or a higher level."""
+    level = heading.split(" ")[0]
+    start = README.index(heading + "\n")
+    rest = README[start + len(heading):]
+    ends = [m.start() for m in re.finditer(r"^#{1,%d} " % len(level), rest, flags=re.M)]
+    return heading + (rest[:ends[0]] if ends else rest)
+
+
+def decimals(text: str) -> set[str]:
+    """Every number with a decimal point in ``text`` (``0.879``, ``28.33``)."""
+    return set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text))
+
+
+def test_regime_tables_match_the_records(records):
+    """Both seed sets' regime tables, every cell recomputed from the records."""
+    _, stages = records
+    groups = dict(seed_set_groups(stages[stages["experiment"].str.startswith("regime-")]))
+    text = section("### By tuner regime")
+    for seed_set, title in (("evaluation", "**Evaluation seeds 21-23**"),
+                            ("validation", "**Validation seeds 11-13**")):
+        table = regime_table(per_run_ratios(groups[seed_set], "beamer")).set_index(
+            ["regime", "policy"])
+        rows = markdown_table(text, title)
+        assert {r["regime"] for r in rows} == {"random", "asha", "sha", "hyperband", "mix"}
+        for r in rows:
+            reg = r["regime"]
+            assert int(r["runs"]) == table.loc[(reg, "sincronia"), "runs"]
+            for col, cell in r.items():
+                if col.startswith("/ "):
+                    assert float(cell) == pytest.approx(
+                        table.loc[(reg, col[2:]), AVG], abs=0.00051), (seed_set, reg, col)
+            assert float(r["p99 / fair"]) == pytest.approx(
+                table.loc[(reg, "fair"), P99], abs=0.0051)
+            assert float(r["tuning job / sincronia"]) == pytest.approx(
+                table.loc[(reg, "sincronia"), JOB], abs=0.00051)
+
+
+def test_congestion_family_means_match_the_records(records, verdict):
+    runs, stages = records
+    rows = markdown_table(section("### Congestion family"), "| seeds |")
+    assert {r["seeds"] for r in rows} == {"evaluation", "validation"}
+    groups = dict(seed_set_groups(stages[stages["experiment"].str.startswith("cong-")]))
+    same = shared_scenarios(runs)
     for r in rows:
-        key = (r["experiment"], r["scenario"])
-        for col, cell in r.items():
-            if col.startswith("/ "):
-                assert float(cell) == pytest.approx(ratio.loc[key, col[2:]], abs=0.00051), (key, col)
-        assert float(r["p99 / fair"]) == pytest.approx(p99.loc[key, "fair"], abs=0.0051), key
+        ratio = policy_ratios(run_metrics(groups[r["seeds"]]), policy="beamer",
+                              baselines=["beamer-sbssi"])
+        distinct = ratio[[(e, s) not in same for e, s in zip(ratio["experiment"],
+                                                               ratio["scenario"])]]
+        assert int(r["scenarios"]) == len(distinct) == 11
+        assert float(r["/ beamer-sbssi"]) == pytest.approx(
+            distinct["beamer-sbssi"].mean(), abs=0.00051)
+        for col in ("sincronia", "varys", "varys-queues", "fair", "fifo_lm"):
+            assert float(r[f"/ {col}"]) == pytest.approx(
+                verdict.loc[(r["seeds"], "congestion", "beamer", col), "ratio_mean"],
+                abs=0.00051), (r["seeds"], col)
+
+
+def _fb_cct(records) -> dict[str, float]:
+    runs, _ = records
+    fb = runs[runs["experiment"] == "fb"]
+    return dict(zip(fb["policy"], fb["avg_cct_s"]))
+
+
+def _derived_numbers(records, verdict) -> set[str]:
+    """The numbers the findings and the claims may quote, each derived from the records:
+    the verdict table's cells (3 decimals), the FB2010 avg CCTs (2 decimals) and their
+    ratios, and the random-search testbed's paired ratios."""
+    out = {f"{v:.3f}" for v in verdict["ratio_mean"]}
+    cct = _fb_cct(records)
+    out |= {f"{v:.2f}" for v in cct.values()}
+    out |= {f"{cct['sincronia'] / cct[p]:.3f}" for p in ("varys", "varys-queues")}
+    out.add(f"{cct['fair'] / cct['varys']:.2f}")
+    paired = pd.read_csv(REPO / "results" / "tables" / "paired_ratios.csv")
+    for _, r in paired[paired["experiment"].isin(["testbed-random", "testbed-ring"])].iterrows():
+        out |= {f"{r[c]:.3f}" for c in (PAIRED, "t95_low", "t95_high", TWIN) if c in r and pd.notna(r[c])}
+    return out
+
+
+def test_every_number_of_the_findings_and_claims_is_derived_from_the_records(records, verdict):
+    """Each decimal number of "What this artifact finds" and of the claims table is one the
+    records give (so a finding cannot drift from its evidence)."""
+    derived = _derived_numbers(records, verdict)
+    claims = section("## Artifact evaluation")
+    rows = markdown_table(claims, "| claim |")
+    text = section("## What this artifact finds") + " ".join(
+        f"{r['claim']} {r['expected']}" for r in rows)  # the time column: measured, not derived
+    assert decimals(text) - derived == set()
+
+
+def test_the_findings_name_each_number_where_it_belongs(verdict, records):
+    """The verdict's sentences put each number on its regime (not only somewhere)."""
+    text = " ".join(section("## What this artifact finds").split())
+    v = verdict["ratio_mean"]
+    sb = {f: f"{v[('evaluation', f, 'beamer-sbssi', 'sincronia')]:.3f}"
+          for f in ("random", "mix", "asha", "sha", "hyperband", "congestion")}
+    assert (f"on random search ({sb['random']} on the evaluation seeds) and on mixed tenants "
+            f"({sb['mix']})") in text
+    assert (f"ASHA {sb['asha']}, SHA {sb['sha']}, Hyperband {sb['hyperband']}, and "
+            f"{sb['congestion']} over the congestion family") in text
+    b = {f: f"{v[('evaluation', f, 'beamer', 'sincronia')]:.3f}"
+         for f in ("random", "mix", "asha", "sha", "hyperband", "congestion")}
+    for f, name in (("random", "search"), ("mix", "tenants"), ("asha", "ASHA"), ("sha", "SHA"),
+                    ("hyperband", "Hyperband"), ("congestion", "congestion family")):
+        assert re.search(rf"{name} \(?{b[f]}\)", text), (f, b[f])
+    assert f"the random-search lead was 18% ({v[('validation', 'random', 'beamer', 'sincronia')]:.3f})" in text
+    fair = [v[("evaluation", f, "beamer", "fair")] for f in
+            ("random", "asha", "sha", "hyperband", "mix", "congestion")]
+    assert f"0.625-0.828" == f"{min(fair):.3f}-{max(fair):.3f}"
+    vq = [v[("evaluation", f, "beamer", "varys-queues")] for f in
+          ("random", "asha", "sha", "hyperband", "mix")]
+    assert f"{min(vq):.3f}-{max(vq):.3f}" in text
+    cct = _fb_cct(records)
+    assert (f"0.837 x Varys's under each one's published rule and 0.849 x with Varys" in text
+            and f"{cct['sincronia'] / cct['varys']:.3f}" == "0.837"
+            and f"{cct['sincronia'] / cct['varys-queues']:.3f}" == "0.849")
+
+
+def test_speed_numbers_are_the_speed_notes(tmp_path):
+    """The README's simulator-speed figures are the rows of docs/speed.md's tables."""
+    speed = (REPO / "docs" / "speed.md").read_text()
+    hpo = {r["row"]: r for r in markdown_table(speed, "## The stage-aware `beamer`")}
+    cluster = {r["policy"]: r for r in markdown_table(
+        speed, "## The 1,024-host cluster in the default semantics")}
+    text = " ".join(section("### Simulator speed").split())
+    b, f, s = (hpo[k]["median s"] for k in ("HPO beamer", "HPO fair (2,184 coflows, `flow`)",
+                                             "HPO sincronia"))
+    assert f"`beamer` simulates in {b} s (fair {f} s, Sincronia {s} s)" in text
+    order = next(r for k, r in hpo.items() if k.startswith("order beamer"))
+    assert f"takes {order['median s']} s" in text
+    assert re.search(r"Sincronia's " + re.escape(order["x ref (HPO fair)"].split("(")[1].rstrip(")")), text)
+    for p, name in (("beamer", "`beamer`"), ("sincronia", "Sincronia"), ("beamer-sbssi", "`beamer-sbssi`")):
+        r = cluster[p]
+        assert f"{name} {r['16 spines s']} s / {r['8 spines s']} s" in text, p
+    cli = {r["row"]: r for r in markdown_table(speed, "`benchmarks/fluid_speed.py --cli-only` (lower bound")}
+    for row, phrase in (("FB2010 varys CLI process wall / its `sim_wall_s` (with flows.csv)",
+                         "takes {}x its simulation time"),
+                        ("the same, `--no-flows-csv`", "and {}x with `--no-flows-csv`")):
+        three = sorted(float(v) for k, v in cli[row].items() if k.startswith("`--reps"))
+        assert phrase.format(f"{three[0]:.2f}-{three[-1]:.2f}") in text, row
+
+
+def test_every_decimal_of_the_readme_is_in_a_committed_file(records, verdict):
+    """A number of the README with a decimal point appears in the summary, a table of the
+    docs, an experiment file or the data's README, or is derived from the records as the
+    findings' numbers are: each has a source in the repository."""
+    sources = "\n".join(p.read_text() for p in [
+        REPO / "results" / "summary.md", *sorted((REPO / "docs").glob("*.md")),
+        *sorted((REPO / "experiments").glob("*.toml")), REPO / "data" / "README.md"])
+    derived = _derived_numbers(records, verdict)
+    missing = sorted(d for d in decimals(README) if d not in sources and d not in derived)
+    assert not missing
 
 
 def test_capture_reader_numbers_match_the_records(records):

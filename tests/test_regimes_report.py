@@ -31,10 +31,11 @@ def test_per_run_ratios_by_hand():
     assert r.loc[("fair", 1), "avg"] == pytest.approx(0.4)
     # tuning-job completion = the app's end - start = its stage's SCT here: same ratios
     assert r.loc[("sincronia", 1), "job"] == pytest.approx(0.5)
-    t = regime_table(per_run_ratios(records(), "beamer")).set_index("policy")
-    assert t.loc["sincronia", "avg_ratio_mean"] == pytest.approx(0.75)  # (0.5 + 1.0) / 2
-    assert t.loc["sincronia", "runs"] == 2
-    assert t.loc["fair", "avg_ratio_mean"] == pytest.approx(0.45)
+    t = regime_table(per_run_ratios(records(), "beamer"), "beamer").set_index("policy")
+    # beamer / sincronia: (0.5 + 1.0) / 2; beamer / fair: (0.4 + 0.5) / 2
+    assert t.loc["sincronia", "avg_sct_ratio_ref_over_policy_mean"] == pytest.approx(0.75)
+    assert t.loc["sincronia", "runs"] == 2 and t.loc["sincronia", "reference"] == "beamer"
+    assert t.loc["fair", "avg_sct_ratio_ref_over_policy_mean"] == pytest.approx(0.45)
 
 
 def test_criteria_verdicts():
@@ -67,5 +68,12 @@ def test_section_writes_its_tables_and_figure(tmp_path):
     assert any(p.suffix == ".png" for p in figs)
     row = next(l for l in lines if l.startswith("| random |"))
     assert "0.750" in row and "1.50" in row  # / sincronia and beamer / LB
-    data = pd.read_csv(tmp_path / "regime_ratios.csv")
-    assert set(data["policy"]) == {"sincronia", "fair"}
+    data = pd.read_csv(tmp_path / "regime_ratios.csv").set_index("policy")
+    assert set(data.index) == {"sincronia", "fair"}
+    # beamer faster than both: the figure's numbers are beamer / policy, under 1
+    assert data.loc["fair", "avg_sct_ratio_ref_over_policy_mean"] == pytest.approx(0.45)
+    assert data.loc["sincronia", "avg_sct_ratio_ref_over_policy_mean"] == pytest.approx(0.75)
+    # the per-scenario table: seed 1 0.5, seed 2 1.0 -> 0.75 for sincronia
+    scen = pd.read_csv(tmp_path / "regime_scenarios.csv").set_index("policy")
+    assert scen.loc["sincronia", "avg_sct_ratio_ref_over_policy"] == pytest.approx(0.75)
+    assert (scen["reference"] == "beamer").all()

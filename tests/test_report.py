@@ -1,7 +1,8 @@
-"""The summary's numbers and signs, from a results tree written by hand.
+"""The summary's numbers and their direction, from a results tree written by hand.
 
-Reduction = 1 - (Beamer avg SCT / baseline avg SCT) per seed (same trace), mean over
-seeds; positive = Beamer faster. The expected cells are computed below by hand.
+Every table and figure states Beamer (the reference) over the other policy: Beamer avg
+SCT / baseline avg SCT per seed (same trace), mean over seeds; < 1 = Beamer faster. The
+expected cells are computed below by hand.
 """
 import json
 import math
@@ -11,13 +12,15 @@ import shutil
 import pandas as pd
 import pytest
 
-from analysis.metrics import mean_ci95, normalised
+from analysis.metrics import mean_ci95, reference_ratios
 from analysis.policies import DEFAULT_REFERENCE as REFERENCE
 from analysis.report import make_report
 
 # policy -> avg SCT per seed (1, 2); every stage of a run has that SCT. The reference
 # policy (Beamer) is the default reference of analysis.policies.
 AVG = {REFERENCE: (8.0, 6.0), "sincronia": (10.0, 10.0), "fair": (4.0, 12.0)}
+MEAN = "avg_sct_ratio_ref_over_policy_mean"
+CI = "avg_sct_ratio_ref_over_policy_ci95"
 
 
 def write_tree(root, avg=None, exp="exp"):
@@ -39,34 +42,65 @@ def write_tree(root, avg=None, exp="exp"):
                 d / "coflows.csv", index=False)
 
 
-def test_summary_reduction_sign_and_values(tmp_path):
+def test_summary_ratio_direction_and_values(tmp_path):
     write_tree(tmp_path)
     text = make_report(tmp_path).read_text()
-    # sincronia: 1 - 8/10 = +20%, 1 - 6/10 = +40% -> +30.0% (Beamer faster)
-    # fair: 1 - 8/4 = -100%, 1 - 6/12 = +50% -> -25.0% (Beamer slower on average)
+    # sincronia: 8/10 = 0.8, 6/10 = 0.6 -> 0.700 (Beamer faster)
+    # fair: 8/4 = 2.0, 6/12 = 0.5 -> 1.250 (Beamer slower on average)
     # beamer avg SCT: (8 + 6) / 2 = 7.00; 2 seeds
     # 95% t-intervals over 2 seeds: t(0.975, 1 df) = 12.7062 (Student's table); sincronia sd
-    # of (0.2, 0.4) = 0.14142, half-width 12.7062 x 0.14142 / sqrt(2) = 1.2706 -> 127.1%;
-    # fair sd of (-1.0, 0.5) = 1.06066, half-width 12.7062 x 0.75 = 9.5297 -> 953.0%
-    assert "| exp | x=1 | 2 | 7.00 | +30.0% ± 127.1 | -25.0% ± 953.0 |" in text
-    assert "`± x`: the half-width of that mean's 95% t-interval in percentage points" in text
-    assert f"| {REFERENCE} avg SCT, mean of runs (s) | vs sincronia | vs fair |" in text
+    # of (0.8, 0.6) = 0.14142, half-width 12.7062 x 0.14142 / sqrt(2) = 1.2706;
+    # fair sd of (2.0, 0.5) = 1.06066, half-width 12.7062 x 0.75 = 9.5297
+    assert "| exp | x=1 | 2 | 7.00 | 0.700 ± 1.271 | 1.250 ± 9.530 |" in text
+    assert f"## {REFERENCE}'s average SCT relative to each other policy" in text
+    assert (f"Each cell: {REFERENCE}'s avg SCT / that policy's (< 1: {REFERENCE} faster"
+            in text)
+    assert "`± x`: the half-width of that mean's 95% t-interval" in text
+    assert (f"| {REFERENCE} avg SCT, mean of runs (s) | {REFERENCE} / sincronia | "
+            f"{REFERENCE} / fair |") in text
     # distance from the LB, columns beamer, sincronia, fair: mean of avg / 4 over seeds:
     # (8 + 6) / 8 = 1.75, 10 / 4 = 2.5, (4 + 12) / 8 = 2.0
     assert "| exp | 1.750 | 2.500 | 2.000 |" in text
 
 
-def test_normalised_ratios_per_seed_with_ci():
+def test_beamer_twice_as_fast_reads_half_in_every_table_and_figure(tmp_path, monkeypatch):
+    """Beamer's runs take half fair's (4 vs 8 s, 6 vs 12 s): per seed 4/8 = 6/12 = 0.5, so
+    every table and figure says 0.5 for fair (beamer / fair), not 2, with the direction
+    stated, the interval 0 wide (two equal ratios), and the bars on a log axis."""
+    from analysis import plots
+    axes = {}
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, out, stem, data: axes.setdefault(
+        stem, fig.axes[0]) and save(fig, out, stem, data))
+    write_tree(tmp_path, {REFERENCE: (4.0, 6.0), "fair": (8.0, 12.0)})
+    text = make_report(tmp_path).read_text()
+    rows = _table_rows(text, f"## {REFERENCE}'s average SCT relative")
+    assert rows[0][-1] == f"{REFERENCE} / fair"
+    assert rows[2] == ["exp", "x=1", "2", "5.00", "0.500 ± 0.000"]  # (4 + 6) / 2 = 5.00
+    assert f"(< 1: {REFERENCE} faster" in text[text.index("## " + REFERENCE):]
+    for csv in (tmp_path / "figures" / "exp_normalised_avg_sct.csv",
+                tmp_path / "tables" / "normalised_avg_sct.csv"):
+        df = pd.read_csv(csv).set_index("policy")
+        assert df.loc["fair", MEAN] == pytest.approx(0.5), csv.name
+        assert df.loc["fair", "reference"] == REFERENCE, csv.name
+    ax = axes["exp_normalised_avg_sct"]
+    assert ax.get_yscale() == "log" and f"(< 1: {REFERENCE} faster" in ax.get_ylabel()
+    (fair,) = [c for c in ax.containers if c.get_label() == "fair"]
+    assert (fair[0].get_y(), fair[0].get_y() + fair[0].get_height()) == pytest.approx((0.5, 1.0))
+
+
+def test_reference_ratios_per_seed_with_ci():
     rows = [{"experiment": "e", "scenario": "s", "policy": p, "workload_seed": s, "avg_sct_s": v}
             for p, vals in AVG.items() for s, v in zip((1, 2), vals)]
-    norm = normalised(pd.DataFrame(rows)).set_index("policy")
-    # ratio = policy / beamer per seed: sincronia 10/8, 10/6; fair 4/8, 12/6
-    assert norm.loc["sincronia", "ratio_mean"] == pytest.approx((10 / 8 + 10 / 6) / 2)
-    assert norm.loc["fair", "ratio_mean"] == pytest.approx((0.5 + 2.0) / 2)
-    assert norm.loc[REFERENCE, "ratio_mean"] == 1.0 and norm.loc[REFERENCE, "ratio_ci95"] == 0.0
+    norm = reference_ratios(pd.DataFrame(rows)).set_index("policy")
+    # ratio = beamer / policy per seed: sincronia 8/10, 6/10; fair 8/4, 6/12
+    assert norm.loc["sincronia", MEAN] == pytest.approx((0.8 + 0.6) / 2)
+    assert norm.loc["fair", MEAN] == pytest.approx((2.0 + 0.5) / 2)
+    assert norm.loc[REFERENCE, MEAN] == 1.0 and norm.loc[REFERENCE, CI] == 0.0
+    assert (norm["reference"] == REFERENCE).all()
     assert norm.loc["fair", "avg_sct_s_mean"] == 8.0 and norm.loc["fair", "seeds"] == 2
-    # 95% t-interval half-width of (0.5, 2.0): t_{0.975,1} = 12.706 x sd 1.0607 / sqrt 2
-    assert norm.loc["fair", "ratio_ci95"] == pytest.approx(12.7062 * 1.06066 / 2 ** 0.5, rel=1e-4)
+    # 95% t-interval half-width of (2.0, 0.5): t_{0.975,1} = 12.706 x sd 1.0607 / sqrt 2
+    assert norm.loc["fair", CI] == pytest.approx(12.7062 * 1.06066 / 2 ** 0.5, rel=1e-4)
 
 
 def test_mean_ci95_by_hand():
@@ -76,15 +110,6 @@ def test_mean_ci95_by_hand():
     # one value has no interval (NaN, drawn and printed as none), not a zero-width one
     m, h = mean_ci95([5.0])
     assert m == 5.0 and math.isnan(h)
-
-
-def test_normalised_reduction_is_the_mean_of_per_seed_reductions():
-    rows = [{"experiment": "e", "scenario": "s", "policy": p, "workload_seed": s, "avg_sct_s": v}
-            for p, vals in AVG.items() for s, v in zip((1, 2), vals)]
-    norm = normalised(pd.DataFrame(rows)).set_index("policy")
-    assert norm.loc["sincronia", "reduction_mean"] == pytest.approx(0.3)
-    assert norm.loc["fair", "reduction_mean"] == pytest.approx(-0.25)
-    assert norm.loc[REFERENCE, "reduction_mean"] == 0.0
 
 
 def test_sct_table_by_hand():
@@ -117,26 +142,30 @@ def test_without_beamer_the_reference_is_the_first_policy_in_registry_order(tmp_
     sincronia (registry order: sincronia before fair), and the summary says so."""
     write_tree(tmp_path, {"fair": (4.0, 12.0), "sincronia": (10.0, 10.0)})
     text = make_report(tmp_path).read_text()
-    assert "Reference policy of every ratio and reduction: `sincronia`" in text
-    rows = _table_rows(text, "## sincronia's reduction")
-    # fair vs sincronia: 1 - 10/4 = -150%, 1 - 10/12 = +16.7% -> -66.7%; 95% t-interval:
-    # sd of (-1.5, 0.16667) = 1.17851, t(0.975, 1 df) = 12.7062, half-width 12.7062 x
-    # 1.17851 / sqrt(2) = 10.5885 -> 1058.9%
+    assert "Reference policy of every ratio (`sincronia` / other, < 1: `sincronia` faster): `sincronia`" in text
+    rows = _table_rows(text, "## sincronia's average SCT relative")
+    # sincronia / fair: 10/4 = 2.5, 10/12 = 0.83333 -> 1.667; 95% t-interval: sd of (2.5,
+    # 0.83333) = 1.17851, t(0.975, 1 df) = 12.7062, half-width 12.7062 x 1.17851 / sqrt(2)
+    # = 10.5885
     assert rows[0] == ["experiment", "scenario", "runs", "sincronia avg SCT, mean of runs (s)",
-                       "vs fair"]
-    assert rows[2] == ["exp", "x=1", "2", "10.00", "-66.7% ± 1058.9"]
+                       "sincronia / fair"]
+    assert rows[2] == ["exp", "x=1", "2", "10.00", "1.667 ± 10.589"]
     fig = pd.read_csv(tmp_path / "figures" / "exp_normalised_avg_sct.csv")
-    assert fig["ratio_mean"].notna().all() and set(fig["policy"]) == {"sincronia", "fair"}
+    assert fig[MEAN].notna().all() and set(fig["policy"]) == {"sincronia", "fair"}
+    assert (fig["reference"] == "sincronia").all()
 
 
 def test_reference_is_a_setting(tmp_path):
     write_tree(tmp_path)
     text = make_report(tmp_path, reference="fair").read_text()
     assert "`fair` (set with `--reference`)" in text
-    rows = _table_rows(text, "## fair's reduction")
-    assert rows[0][3:] == ["fair avg SCT, mean of runs (s)", f"vs {REFERENCE}", "vs sincronia"]
+    rows = _table_rows(text, "## fair's average SCT relative")
+    assert rows[0][3:] == ["fair avg SCT, mean of runs (s)", f"fair / {REFERENCE}",
+                           "fair / sincronia"]
     norm = pd.read_csv(tmp_path / "tables" / "normalised_avg_sct.csv")
-    assert (norm[norm["policy"] == "fair"]["ratio_mean"] == 1.0).all()
+    assert (norm[norm["policy"] == "fair"][MEAN] == 1.0).all()
+    # fair / beamer: 4/8 = 0.5, 12/6 = 2.0 -> 1.25
+    assert norm.set_index("policy").loc[REFERENCE, MEAN] == pytest.approx(1.25)
     with pytest.raises(ValueError, match="--reference varys: no runs"):
         make_report(tmp_path, reference="varys")
 
@@ -148,7 +177,7 @@ def test_python_m_analysis_reference_flag(tmp_path):
     r = subprocess.run([PYTHON, "-m", "analysis", str(tmp_path), "--reference", "sincronia"],
                        cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "## sincronia's reduction" in (tmp_path / "summary.md").read_text()
+    assert "## sincronia's average SCT relative" in (tmp_path / "summary.md").read_text()
     r = subprocess.run([PYTHON, "-m", "analysis", str(tmp_path), "--reference", "nope"],
                        cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2 and "--reference nope" in r.stderr and "Traceback" not in r.stderr
@@ -160,7 +189,7 @@ def test_policy_missing_from_one_experiment_gives_dashes_not_nan(tmp_path):
     write_tree(tmp_path, {REFERENCE: (8.0, 6.0), "sincronia": (10.0, 10.0)}, exp="other")
     text = make_report(tmp_path).read_text()
     assert "nan" not in text.lower()
-    assert "| other | x=1 | 2 | 7.00 | +30.0% ± 127.1 | - |" in text  # as in the test above
+    assert "| other | x=1 | 2 | 7.00 | 0.700 ± 1.271 | - |" in text  # as in the test above
     assert "| other | 1.750 | 2.500 | - |" in text
 
 
@@ -169,8 +198,9 @@ def test_unknown_policy_names_are_reported_after_the_registry_ones(tmp_path):
     after the registry's policies, alphabetically."""
     write_tree(tmp_path, {**AVG, "zz-old": (9.0, 9.0), "aa-old": (9.0, 9.0)})
     text = make_report(tmp_path).read_text()
-    assert f"| experiment | scenario | runs | {REFERENCE} avg SCT, mean of runs (s) | vs sincronia | vs fair " \
-           "| vs aa-old | vs zz-old |" in text
+    assert (f"| experiment | scenario | runs | {REFERENCE} avg SCT, mean of runs (s) | "
+            f"{REFERENCE} / sincronia | {REFERENCE} / fair | {REFERENCE} / aa-old | "
+            f"{REFERENCE} / zz-old |") in text
     for name in ("normalised_avg_sct", "ratio_to_lower_bound", "exp_sct_cdf"):
         df = pd.read_csv(tmp_path / ("tables" if name == "normalised_avg_sct" else "figures") / f"{name}.csv")
         assert list(dict.fromkeys(df["policy"])) == [REFERENCE, "sincronia", "fair", "aa-old",
@@ -204,7 +234,7 @@ def test_single_run_bars_have_no_error_bar(tmp_path):
                       "end_s": [avg[0]]}).to_csv(d / "coflows.csv", index=False)
     make_report(tmp_path)
     fig = pd.read_csv(tmp_path / "figures" / "one_normalised_avg_sct.csv")
-    assert fig["ci95"].isna().all() and (fig["runs"] == 1).all()
+    assert fig[CI].isna().all() and (fig["runs"] == 1).all()
     rows = [ln for ln in (tmp_path / "summary.md").read_text().splitlines()
             if ln.startswith("| one |")]
     assert rows and not any("±" in ln for ln in rows)
@@ -497,7 +527,7 @@ def test_the_header_is_the_command_with_its_flags(tmp_path):
             "EXPERIMENT`") in text
     text = make_report(tmp_path).read_text()
     assert text.splitlines()[2].startswith("Generated by `python -m analysis DIR` from")
-    assert f"Reference policy of every ratio and reduction: `{REFERENCE}` (the default" in text
+    assert f"< 1: `{REFERENCE}` faster): `{REFERENCE}` (the default" in text
 
 
 def test_every_table_is_described_in_one_line():

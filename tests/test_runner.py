@@ -329,9 +329,11 @@ def test_realloc_policy_resolves_per_run(tmp_path, line):
         assert run["realloc_is_policy_default"] is True
 
 
-def test_identical_fluid_runs_of_two_experiments_are_run_once_and_copied(tmp_path):
-    """Two experiments that differ only in name and description: the second's runs are
-    copied from the first's (same records, own identity, reused_from set), not re-run."""
+def test_identical_fluid_runs_of_two_experiments_share_one_run(tmp_path):
+    """Two experiments that differ only in name and description: the second's run is not
+    re-run and holds no records of its own; its run.json names the first's in
+    same_run_as, the analysis reads the first's records for it under its own experiment,
+    --verify checks the link, and removing the first makes the second to run again."""
     import json
     import run_experiments as rx
     import runner.execute as rexec
@@ -365,16 +367,28 @@ seeds = [1]
     assert calls == ["a"]
     ra = json.loads((out / "a" / "policy=sincronia,seed=1" / "run.json").read_text())
     rb = json.loads((out / "b" / "policy=sincronia,seed=1" / "run.json").read_text())
-    assert rb["experiment"] == "b" and rb["reused_from"] == "a/policy=sincronia,seed=1"
+    assert rb["experiment"] == "b" and rb["same_run_as"] == "a/policy=sincronia,seed=1"
     assert rb["avg_sct_s"] == ra["avg_sct_s"]
-    assert ((out / "a" / "policy=sincronia,seed=1" / "stages.csv").read_text()
-            == (out / "b" / "policy=sincronia,seed=1" / "stages.csv").read_text())
-    cfg_b = json.loads((out / "b" / "policy=sincronia,seed=1" / "run_config.json").read_text())
+    b_dir = out / "b" / "policy=sincronia,seed=1"
+    assert sorted(p.name for p in b_dir.iterdir()) == ["run.json", "run_config.json"]
+    cfg_b = json.loads((b_dir / "run_config.json").read_text())
     assert cfg_b["experiment"] == "b"
+    from analysis.load import load_runs, load_stages
+    runs = load_runs(out)
+    stages = load_stages(runs)
+    a_sct = stages.loc[stages["experiment"] == "a", "sct_s"].tolist()
+    assert a_sct and stages.loc[stages["experiment"] == "b", "sct_s"].tolist() == a_sct
+    from runner.verify import verify
+    assert verify(out, sample=0, jobs=1) == 0
     # a rerun finds both done
     from runner.results_dir import is_done
-    assert all(is_done(s, out) for s in collect_specs(
-        [tmp_path / "a.toml", tmp_path / "b.toml"], full=False, backend="fluid")[0])
+    specs = collect_specs([tmp_path / "a.toml", tmp_path / "b.toml"], full=False,
+                          backend="fluid")[0]
+    assert all(is_done(s, out) for s in specs)
+    import shutil
+    shutil.rmtree(out / "a")
+    assert [s.experiment for s in specs if not is_done(s, out)] == ["a", "b"]
+    assert verify(out, sample=0, jobs=1) == 1  # b's shared records are gone
 
 
 PKT = """
@@ -466,7 +480,11 @@ def test_config_runs_go_to_their_own_directory_and_never_touch_results(tmp_path)
     assert len(run_dirs(out)) == 12 and (out / "summary.md").exists()
     assert "12 runs into runs/tiny: 0 already done, 12 to run" in r.stdout
     assert "results: runs/tiny (summary: runs/tiny/summary.md" in r.stdout
-    assert r.stderr.splitlines()[-1].startswith("runs: 12/12 runs, ")  # progress, as a log line
+    # progress, as log lines: the runs', then the analysis's steps
+    lines = r.stderr.splitlines()
+    assert [ln for ln in lines if not ln.startswith("analysis: ")][-1].startswith(
+        "runs: 12/12 runs, ")
+    assert lines[-1] == "analysis: summary"
     from tests.test_report import HISTORY
     assert not HISTORY.search(r.stdout + r.stderr)  # measurements, not the project's history
     # the summary of runs/tiny is about runs/tiny only
@@ -488,8 +506,8 @@ def test_default_output_directories():
     assert "/runs/" in gitignore
     # --help says where results go and how the reference results/ is regenerated
     help_text = " ".join(runner("--help").stdout.split())
-    for needle in ("``results/`` holds the committed reference results", "runs/<config stem>/",
-                   "needs ``--force``", "--reference POLICY", "To recompute the reference itself"):
+    for needle in ("results/ holds the committed reference results", "runs/<config stem>/",
+                   "runs need --force", "--reference POLICY", "recompute the reference itself"):
         assert needle in help_text, needle
 
 
@@ -520,7 +538,7 @@ def test_reference_flag_of_the_runner(tmp_path):
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "fair")
     assert r.returncode == 0, r.stderr
     text = (out / "summary.md").read_text()
-    assert "`fair` (set with `--reference`)" in text and "## fair's reduction" in text
+    assert "`fair` (set with `--reference`)" in text and "## fair's average SCT relative" in text
     # the check against Sincronia and Varys: fair vs sincronia (varys did not run); with
     # sincronia as the reference nothing is left to check, and the summary says why
     assert "## fair vs sincronia across the fluid experiments" in text

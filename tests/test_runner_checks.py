@@ -346,20 +346,21 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
 
 
 def test_run_key_leaves_out_only_the_labels_and_run_lists(tmp_path):
-    """description, figure and the lists of policies, seeds and repetitions do not change
+    """description, figure, seed_sets and the lists of policies, seeds and repetitions do not change
     run_key; name, K, realloc and the run's own seed and policy do; the key read back from
     a run_config.json is the spec's."""
     import dataclasses
     from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, run_key
     from runner.config import load_experiment
     [spec] = load_experiment(write(tmp_path, wl_hosts=8), full=False)
-    assert COSMETIC_EXPERIMENT_KEYS == ("description", "figure")
+    assert COSMETIC_EXPERIMENT_KEYS == ("description", "figure", "seed_sets")
     assert RUN_LIST_EXPERIMENT_KEYS == ("policies", "seeds", "repetitions")
 
     def with_exp(**kw):
         return dataclasses.replace(spec, experiment_cfg={**spec.experiment_cfg, **kw})
 
-    assert with_exp(description="x", figure="line").run_key == spec.run_key
+    assert with_exp(description="x", figure="line",
+                    seed_sets={"evaluation": [1]}).run_key == spec.run_key
     assert with_exp(policies=["fair", "beamer"], seeds=[1, 2], repetitions=3).run_key == spec.run_key
     for kw in ({"name": "two"}, {"priority_classes": 4}, {"realloc": "flow"}):
         assert with_exp(**kw).run_key != spec.run_key, kw

@@ -34,7 +34,7 @@ def repo_copy(dest: Path) -> Path:
     (ref / "tables").mkdir(parents=True)
     (ref / "summary.md").write_text("# the committed reference summary\n")
     (ref / "tables" / "runs.csv").write_text("experiment,policy\nload,beamer\n")
-    run = REPO / "results" / "pattern" / "sync_pattern=ring,policy=fair,seed=1"
+    run = REPO / "results" / "pattern" / "sync_pattern=ps,policy=fair,seed=1"
     shutil.copytree(run, ref / "pattern" / run.name, ignore=shutil.ignore_patterns("flows.csv"))
     return dest
 
@@ -100,7 +100,7 @@ def add_policy(repo: Path) -> None:
     text = text.replace("from emulation.scheduler.fifo_lm import FifoLM\n",
                         "from emulation.scheduler.fifo_lm import FifoLM\n"
                         "from emulation.scheduler.fifo_arrival import FifoArrival\n", 1)
-    text = text.replace("Fair, Varys)", "Fair, Varys, FifoArrival)", 1)
+    text = text.replace("Fair, Varys, VarysQueues)", "Fair, Varys, VarysQueues, FifoArrival)", 1)
     assert "FifoArrival)" in text, "the registry line moved: update this test's edit"
     init.write_text(text)
 
@@ -131,7 +131,7 @@ def test_a_new_policy_is_reported_everywhere(tmp_path):
     assert f"results: {out}" in r.stdout
     text = (out / "summary.md").read_text()
     # no beamer in these configs: the reference is the first policy in registry order
-    assert "Reference policy of every ratio and reduction: `sincronia`" in text
+    assert "Reference policy of every ratio (`sincronia` / other, < 1: `sincronia` faster): `sincronia`" in text
     assert "`sincronia`, `fair`, `fifo_arrival`" in text  # registry order, the new one last
     tables = markdown_tables(text)
     assert len(tables) >= 3  # reduction, distance from the LB, congestion family
@@ -151,6 +151,7 @@ def test_a_new_policy_is_reported_everywhere(tmp_path):
         mine = df[df["policy"] == "fifo_arrival"]
         assert len(mine) and mine.drop(columns="colour").notna().any(axis=None), f.name
         colours |= set(mine["colour"])
-        if "ratio_mean" in df:  # ratios to the reference are defined for the new policy
-            assert mine["ratio_mean"].notna().all(), f.name
+        ratio = "avg_sct_ratio_ref_over_policy_mean"
+        if ratio in df:  # ratios to the reference are defined for the new policy
+            assert mine[ratio].notna().all(), f.name
     assert len(colours) == 1  # one colour for the policy in every figure

@@ -19,7 +19,8 @@ import os
 import sys
 from pathlib import Path
 
-from workloads.cli import interrupts_end_quietly, run_cli
+from workloads.cli import (ArgumentParser, described, epilog, interrupts_end_quietly,
+                           output_path_error, run_cli)
 
 if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
     interrupts_end_quietly()
@@ -91,9 +92,21 @@ def workload_config_from_toml(path: str | Path, seed: int | None = None) -> Work
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workloads", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser = ArgumentParser(
+        prog="python -m workloads", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=described("Traces: generate one from an experiment TOML, print its "
+                              "size, or validate it."),
+        epilog=epilog(
+            ["python -m workloads generate experiments/default.toml -o runs/trace.json",
+             "python -m workloads summary data/FB2010-1Hr-150-0.txt",
+             "python -m workloads validate runs/trace.json"],
+            "generate builds the trace of the file's [workload] table (an experiment that "
+            "runs a trace file, [experiment] trace, writes that file as JSON); the other "
+            "tables are checked, and named on stderr as not used: [topology] is applied by "
+            "python -m emulation.fluid TRACE --config FILE, [sweep] and [full] by "
+            "run_experiments.py. Bad input exits with status 2 and one line 'error: ...' "
+            "naming the field, the key or the line. See README.md, 'Your own experiment'."))
+    sub = parser.add_subparsers(dest="cmd", required=True, parser_class=ArgumentParser)
     g = sub.add_parser(
         "generate", help="generate a trace from an experiment TOML's [workload] table",
         description="Generate a JSON trace from the [workload] table of an experiment TOML "
@@ -125,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
                     "the line number, and exit 2.")
     v.add_argument("file", help="JSON trace or coflow-benchmark .txt file")
     args = parser.parse_args(argv)
+    bad_out = args.cmd == "generate" and output_path_error(args.output, option="-o",
+                                                           kind="file")
+    if bad_out:
+        print(f"error: {bad_out}", file=sys.stderr)
+        return 2
     try:
         if args.cmd == "generate":
             cfg, trace_file, note = read_experiment(args.config, seed=args.seed)

@@ -1,4 +1,6 @@
-"""How every command line of the project ends: ``run_cli(main)``.
+"""How every command line of the project parses its options (``ArgumentParser``, its
+``--help`` layout: ``described``, ``epilog``; ``output_path_error``) and how it ends:
+``run_cli(main)``.
 
 ``run_experiments.py``, ``python -m analysis``, ``python -m emulation.fluid``,
 ``python -m emulation.mininet`` and ``python -m workloads`` call ``run_cli(main)`` under
@@ -10,16 +12,79 @@ output (a socket, a worker's pipe) is an error as before. Interrupted (Ctrl-C, S
 inside a compiled kernel too, which reports it as a SystemError), it prints one line on
 standard error, the command's own ``interrupted`` message (what was kept and how to go
 on), and exits with status 130 (128 + SIGINT), without a traceback.
+
+Every command line parses its options with ``ArgumentParser`` (argparse's, with a usage
+error as one line ``<prog>: error: ...`` and exit status 2, the usage itself only with
+``--help``; a float literal after an option, ``--link-rate-bps -1e9``, is the option's
+value, for the command's own check to judge), and checks where it writes with
+``output_path_error`` before anything is built or written.
 """
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import select
 import sys
-from typing import Callable, NoReturn
+import textwrap
+from pathlib import Path
+from typing import Callable, Literal, NoReturn, Sequence
 
 CLOSED_STDOUT_STATUS = 141  # 128 + SIGPIPE (13)
 INTERRUPTED_STATUS = 130  # 128 + SIGINT (2)
+USAGE_STATUS = 2  # argparse's status for a usage error, the commands' for bad input
+HELP_WIDTH = 79  # columns of the descriptions and epilogs of --help (options: the terminal's)
+# any float literal with a leading minus (-3, -.5, -1e9, -2.5E-3): a value, not an option
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` as every command line of the project uses it: a usage
+    error (an unknown option, a bad choice, a missing argument, ``ap.error(...)``) is one
+    line ``<prog>: error: ...`` on standard error and exit status 2, without the usage
+    block (``--help`` shows it); and a negative number in any float spelling (``-1e9``)
+    after an option is that option's value rather than an unknown option. Subcommands
+    (``add_subparsers``) are of this class too (argparse's default ``parser_class``: the
+    parser's own)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_STATUS, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def described(text: str) -> str:
+    """A ``--help`` description (for ``RawDescriptionHelpFormatter``): ``text`` filled to
+    ``HELP_WIDTH`` columns."""
+    return textwrap.fill(" ".join(text.split()), HELP_WIDTH)
+
+
+def epilog(examples: Sequence[str], *paragraphs: str) -> str:
+    """A ``--help`` epilog (for ``RawDescriptionHelpFormatter``): the example commands, one
+    a line as given, then short paragraphs filled to ``HELP_WIDTH`` columns."""
+    return "\n\n".join(["examples:\n" + "\n".join(f"  {e}" for e in examples),
+                        *(described(p) for p in paragraphs)])
+
+
+def output_path_error(path: str | Path, *, option: str,
+                      kind: Literal["directory", "file"] = "directory") -> str | None:
+    """Why ``path`` cannot be the output named by ``option`` (``--out``, ``-o``), in one
+    line, or None: a directory to create or write into (``kind="directory"``) must not be
+    an existing file, a file to write (``kind="file"``) not an existing directory, and in
+    both cases no existing part of the path above it may be a file."""
+    p = Path(path)
+    if kind == "directory" and (p.is_symlink() or p.exists()) and not p.is_dir():
+        return f"{option} {path}: exists and is not a directory"
+    if kind == "file" and p.is_dir():
+        return f"{option} {path}: is a directory; name the file to write"
+    for parent in p.parents:
+        if parent.is_symlink() or parent.exists():
+            if parent.is_dir():
+                return None
+            return f"{option} {path}: {parent} is a file, not a directory"
+    return None
 
 
 def run_cli(main: Callable[[], int | None], *, interrupted: str = "interrupted") -> NoReturn:

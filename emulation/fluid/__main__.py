@@ -9,7 +9,7 @@ big switch, default port rate 1 Gbit/s).
 Reallocation (when the policy decides and rates are recomputed) is ``policy`` unless
 asked otherwise, the same default as the experiment suite (``run_experiments.py``): each
 policy runs as the packet backend enforces it, deciding at its published events with the
-rates the switch queues give (``Policy.realloc_mode``, listed below): a priority policy
+rates the switch queues give (``Policy.realloc_mode``, listed by ``--help``): a priority policy
 that decides at coflow-level events gets ``queues`` (its classes re-share the rates at
 every flow completion), Varys its published ``coflow`` (MADD rates held between coflow
 events), per-flow fair sharing ``flow``. ``--realloc flow|coflow|queues`` runs every
@@ -37,7 +37,8 @@ import gc
 import sys
 from pathlib import Path
 
-from workloads.cli import interrupts_end_quietly, run_cli
+from workloads.cli import (HELP_WIDTH, ArgumentParser, described, epilog,
+                           interrupts_end_quietly, output_path_error, run_cli)
 
 FLUID_INTERRUPTED = ("interrupted: the run did not finish; run it again (with --force if it had "
                      "begun writing into the output directory)")
@@ -64,71 +65,77 @@ BENCH_LINK_RATE_BPS = 1e9  # coflow-benchmark files: the FB2010 trace's 1 Gbit/s
 APPLIED_EXPERIMENT_KEYS = ("priority_classes", "realloc", "release_at_zero")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="python -m emulation.fluid", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="each policy's published decision events and the mode --realloc policy "
-               "(the default) runs it in:\n" + "\n".join(
-            f"  {n}={POLICIES[n].default_realloc}"
-            + ("" if POLICIES[n].declared_realloc() else " (declares none)")
-            + f" -> {POLICIES[n].realloc_mode()}"
-            for n in POLICIES)
-        + "\n\nexamples:\n"
-          "  python -m emulation.fluid runs/trace.json --policy beamer -o runs/out/beamer\n"
-          "  python -m emulation.fluid runs/trace.json --policy fair --config "
-          "experiments/default.toml -o runs/out/fair\n"
-          "  python -m emulation.fluid data/FB2010-1Hr-150-0.txt --policy varys "
-          "--config experiments/fb.toml -o /tmp/fb-varys")
-    ap.add_argument("trace", help="JSON trace (python -m workloads generate) or "
-                                  "coflow-benchmark .txt file")
-    ap.add_argument("--policy", required=True, choices=list(POLICIES),
-                    help="scheduling policy (required): %(choices)s")
+def realloc_modes() -> str:
+    """The epilog's list of each policy's published decision events and the mode
+    ``--realloc policy`` runs it in (``name=events -> mode``), packed a few a line."""
+    entries = [f"{n}={POLICIES[n].default_realloc}"
+               + ("" if POLICIES[n].declared_realloc() else " (declares none)")
+               + f" -> {POLICIES[n].realloc_mode()}" for n in POLICIES]
+    lines = [""]
+    for e in entries:
+        if lines[-1] and len(lines[-1]) + len(e) + 4 > HELP_WIDTH:
+            lines.append("")
+        lines[-1] += (", " if lines[-1] else "") + e
+    return ("--realloc policy runs each policy as: name=published events -> mode\n"
+            + "\n".join(f"  {ln}" for ln in lines))
+
+
+def build_parser() -> ArgumentParser:
+    ap = ArgumentParser(
+        prog="python -m emulation.fluid", formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s TRACE --policy NAME -o OUTDIR [options]",
+        description=described(
+            "Simulate one fluid (flow-level) run of TRACE (a JSON trace: python -m "
+            "workloads generate; or a coflow-benchmark .txt file, its ports the hosts of a "
+            "big switch) under one policy: write flows.csv, coflows.csv, stages.csv and "
+            "run.json into OUTDIR, and print avg SCT, p95 SCT, avg CCT and avg SCT / lower "
+            "bound (seconds)."),
+        epilog=epilog(
+            ["python -m emulation.fluid runs/trace.json --policy beamer -o runs/out/beamer",
+             "python -m emulation.fluid runs/trace.json --policy fair \\\n"
+             "      --config experiments/default.toml -o runs/out/fair",
+             "python -m emulation.fluid data/FB2010-1Hr-150-0.txt --policy varys \\\n"
+             "      --config experiments/fb.toml -o /tmp/fb-varys"])
+        + "\n\n" + realloc_modes() + "\n\n" + described(
+            "The keys of --config a single run does not use are named on stderr. See "
+            "README.md, 'Your own experiment' and 'Everyday commands' (rate semantics)."))
+    ap.add_argument("trace", metavar="TRACE", help=argparse.SUPPRESS)  # the description's
+    ap.add_argument("--policy", required=True, choices=list(POLICIES), metavar="NAME",
+                    help="scheduling policy (required; each is listed below)")
     ap.add_argument("--config", metavar="FILE", type=Path,
                     help="experiment TOML whose [topology] and [experiment] "
-                         "priority_classes/realloc/release_at_zero apply (command-line "
-                         "options given override it; unknown keys are an error)")
+                         "priority_classes/realloc/release_at_zero apply (options given win)")
     add_topology_args(ap, hosts_per_leaf=TOPOLOGY_DEFAULTS["hosts_per_leaf"],
                       spines=TOPOLOGY_DEFAULTS["num_spines"],
                       oversubscription=TOPOLOGY_DEFAULTS["oversubscription"])
     ap.add_argument("--link-rate-bps", type=float, default=None, metavar="BPS",
-                    help="host link rate in bits per second, e.g. 1e9 = 1 Gbit/s "
-                         "(default: [topology] link_rate_bps of --config, else "
-                         f"{TOPOLOGY_DEFAULTS['link_rate_bps'] / 1e9:g}e9 for JSON traces "
-                         f"and {BENCH_LINK_RATE_BPS / 1e9:g}e9 for coflow-benchmark files)")
+                    help="host link rate in bits per second, 1e9 = 1 Gbit/s (default: "
+                         "--config's, else "
+                         f"{TOPOLOGY_DEFAULTS['link_rate_bps'] / 1e9:g}e9 for JSON traces, "
+                         f"{BENCH_LINK_RATE_BPS / 1e9:g}e9 for coflow-benchmark files)")
     ap.add_argument("--priority-classes", type=int,
                     default=EXPERIMENT_DEFAULTS["priority_classes"], metavar="K",
-                    help="K strict-priority classes per port; 0 = unlimited (each coflow "
-                         "its own) (default %(default)s)")
+                    help="strict-priority classes per port; 0 = unlimited (default "
+                         "%(default)s)")
     ap.add_argument("--release-at-zero", action=argparse.BooleanOptionalAction,
                     default=EXPERIMENT_DEFAULTS["release_at_zero"],
-                    help="release every app at t=0, ignoring arrival times (Sincronia's "
-                         "offline setting; default: apps arrive as in the trace)")
+                    help="release every app at t=0 (Sincronia's offline setting)")
     ap.add_argument("--realloc", choices=REALLOC_CHOICES, default=DEFAULT_REALLOC,
-                    help="when the policy decides and rates are recomputed. policy "
+                    help="when the policy decides and rates are recomputed: policy "
                          "(default, the suite's): each policy as the packet backend runs "
-                         "it, listed below; flow: at every flow completion too, for every "
-                         "policy; coflow: only at coflow-level events (a coflow arrives or "
-                         "completes, a stage starts or ends, a requested wake-up; Varys/"
-                         "coflowsim semantics, fastest); queues: the policy decides at "
-                         "coflow-level events, its classes re-share rates at every flow "
-                         "completion (strict-priority switch queues, as Sincronia's own "
-                         "simulator)")
+                         "it, listed below; flow, coflow (fastest), queues: one rule for "
+                         "every policy")
     add_output_args(ap)
     ap.add_argument("--no-flows-csv", action="store_true",
-                    help="do not write flows.csv (the per-flow rows: 706,397 for FB2010); "
-                         "stages.csv, coflows.csv and run.json are written as always")
+                    help="do not write flows.csv (one row per flow: 706,397 for FB2010)")
     ap.add_argument("--lb-cache-dir", type=Path, default=None, metavar="DIR",
-                    help="directory keeping the lower bound between runs, keyed by the "
-                         "trace file's SHA-256, the topology, --release-at-zero and the "
-                         "bound's code (default: $BEAMER_CACHE_DIR/lower-bound if set, "
-                         "else <$XDG_CACHE_HOME or ~/.cache>/beamer-artifact/lower-bound; "
-                         f"here {lower_bound_cache_dir()})")
+                    help="where lower bounds are kept between runs (default: "
+                         f"$BEAMER_CACHE_DIR/lower-bound if set; here {lower_bound_cache_dir()})")
     ap.add_argument("--no-lb-cache", action="store_true",
                     help="compute the lower bound in this run and store nothing")
     ap.add_argument("--no-progress", action="store_true",
-                    help="no progress display (default: on a terminal a bar after 2 s; "
-                         "otherwise a line every 10 s; always on stderr)")
+                    help="no progress on stderr (default: on a terminal a bar after 2 s, "
+                         "else a line every 10 s)")
     return ap
 
 
@@ -179,7 +186,8 @@ def settings(args: argparse.Namespace, given: set[str], is_bench: bool
 
 def main(argv: list[str] | None = None) -> int:
     args, given = parse(argv)
-    err = existing_run_error(args.output, force=args.force)
+    err = (output_path_error(args.output, option="-o")
+           or existing_run_error(args.output, force=args.force))
     if err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -17,7 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from workloads.cli import interrupts_end_quietly, run_cli
+from workloads.cli import (ArgumentParser, described, epilog, interrupts_end_quietly,
+                           output_path_error, run_cli)
 
 if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
     interrupts_end_quietly()
@@ -43,20 +44,28 @@ EXPERIMENT_DEFAULTS = {k: SUITE_DEFAULTS[k]
                        for k in APPLIED_EXPERIMENT_KEYS + CHECKED_EXPERIMENT_KEYS}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="python -m emulation.mininet", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  python -m emulation.mininet "
-               "results/testbed-random/traces/6746e967cc0c6507.json --policy beamer "
-               "--config experiments/testbed_random.toml -o runs/out/packet-beamer")
-    ap.add_argument("trace", help="JSON trace (python -m workloads generate)")
-    ap.add_argument("--policy", required=True, choices=list(POLICIES),
+def build_parser() -> ArgumentParser:
+    ap = ArgumentParser(
+        prog="python -m emulation.mininet", formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="%(prog)s TRACE --policy NAME -o OUTDIR [options]",
+        description=described(
+            "Replay TRACE (a JSON trace: python -m workloads generate) over real TCP on an "
+            "emulated network (needs root) and write its records into OUTDIR: flows.csv, "
+            "coflows.csv, stages.csv, run.json (times in trace seconds; emulated ones "
+            "*_emulated_s), the capture check and the agents' logs."),
+        epilog=epilog(
+            ["python -m emulation.mininet \\\n"
+             "      results/testbed-random/traces/6746e967cc0c6507.json --policy beamer \\\n"
+             "      --config experiments/testbed_random.toml -o runs/out/packet-beamer"],
+            "Without root it exits 2 with one line. --config takes an experiment TOML: its "
+            "realloc must be \"policy\", as in the suite, and the keys a single run does not "
+            "use are named on stderr. See README.md, 'Packet-level backend (Mininet)'."))
+    ap.add_argument("trace", metavar="TRACE", help=argparse.SUPPRESS)  # the description's
+    ap.add_argument("--policy", required=True, choices=list(POLICIES), metavar="NAME",
                     help="scheduling policy (required): %(choices)s")
     ap.add_argument("--config", metavar="FILE", type=Path,
                     help="experiment TOML whose [topology] and [experiment] "
-                         "priority_classes/rate_scale/time_scale apply (command-line options "
-                         "given override it; unknown keys are an error)")
+                         "priority_classes/rate_scale/time_scale apply (options given win)")
     # the same defaults as the fluid command line and the [topology] table
     add_topology_args(ap, hosts_per_leaf=TopologyConfig.hosts_per_leaf,
                       spines=TopologyConfig.num_spines,
@@ -69,9 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
                     default=EXPERIMENT_DEFAULTS["priority_classes"], choices=range(1, 9),
                     metavar="K", help="strict-priority classes per port, 1..8 (default 8)")
     ap.add_argument("--rate-scale", type=float, default=EXPERIMENT_DEFAULTS["rate_scale"],
+                    metavar="X",
                     help="emulated link rate / real link rate (default 0.003: 10G -> 30M)")
     ap.add_argument("--time-scale", type=float, default=EXPERIMENT_DEFAULTS["time_scale"],
-                    help="emulated seconds per trace second (default 2)")
+                    metavar="X", help="emulated seconds per trace second (default 2)")
     ap.add_argument("--no-capture", action="store_true",
                     help="skip the tcpdump capture (and the capture-derived records)")
     add_output_args(ap)
@@ -108,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     args, given = parse_given(ap, argv, (*TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
                                          "time_scale"))
     from emulation.fluid.run import ensure_kernels, existing_run_error
-    err = existing_run_error(args.output, force=args.force)
+    err = (output_path_error(args.output, option="-o")  # before any network is built
+           or existing_run_error(args.output, force=args.force))
     if err:
         print(f"error: {err}", file=sys.stderr)
         return 2

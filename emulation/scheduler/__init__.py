@@ -11,11 +11,11 @@ from emulation.scheduler.beamer import Beamer, BeamerCoflow, BeamerSBSSI, Beamer
 from emulation.scheduler.fair import Fair
 from emulation.scheduler.fifo_lm import FifoLM
 from emulation.scheduler.sincronia import Sincronia
-from emulation.scheduler.varys import Varys
+from emulation.scheduler.varys import Varys, VarysQueues
 
 POLICIES: dict[str, type[Policy]] = {
     cls.name: cls for cls in (Beamer, BeamerCoflow, BeamerSBSSI, BeamerStageOnly, Sincronia, FifoLM,
-                              Fair, Varys)
+                              Fair, Varys, VarysQueues)
 }
 
 

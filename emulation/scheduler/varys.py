@@ -7,7 +7,8 @@ Order: ascending effective bottleneck ``Gamma_c = max_l remaining_c[l] / capacit
 ``remaining_f / Gamma'_c`` on each flow f, with ``Gamma'_c`` its bottleneck time on the
 capacity the earlier coflows left, so all its flows finish together; the leftover
 capacity is then shared max-min among all flows (work conservation, as Varys
-backfills). The packet backend enforces the order only.
+backfills). The packet backend enforces the order only. ``varys-queues``
+(``VarysQueues``) is the same policy under the rate rule of the priority policies.
 """
 from __future__ import annotations
 
@@ -33,3 +34,13 @@ class Varys(Policy):
         # equal bottlenecks up to float noise (summation order) tie, broken by arrival
         key = np.round(gamma / max(float(gamma.max()), 1e-300), 9)
         return Decision(order=np.lexsort((view.coflow_seq, key)))
+
+
+class VarysQueues(Varys):
+    """Varys under the priority policies' rate rule (an ablation): SEBF ranks decided at
+    coflow-level events as Varys does, MADD rerun on the remaining bytes at every flow
+    completion (``realloc = "queues"``), so that a finished flow's share is re-shared at
+    once, as the priority policies' strict-priority classes re-share it."""
+
+    name = "varys-queues"
+    default_realloc = "queues"
