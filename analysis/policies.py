@@ -21,15 +21,17 @@ from typing import Iterable
 
 DEFAULT_REFERENCE = "beamer"
 
-# 18 colours that stay apart: seaborn's "colorblind" palette (the registry's eight), then
-# the colours of its "dark" palette and one of its own; no greys (hex, so the figure data
+# 19 colours that stay apart: seaborn's "colorblind" palette (the registry's first eight),
+# then a deeper pink (the ninth) and a violet, the colours of its "dark" palette and one
+# of its own; no greys (hex, so the figure data
 # can record them); then they repeat with other markers and dashes. No policy is grey or
 # black: figures draw references (the reference policy's CDF, the line at 1, y = x) in
 # black and grey bands mark criteria. Every colour is visible as a thin line or an open
 # marker on white: contrast with white at least MIN_CONTRAST (WCAG ratio), so
 # "colorblind"'s light pink (#fbafe4, 1.70) and yellow (#ece133, 1.37) are replaced by an
 # olive (#8c8c00, 3.58, seventh: `fair`) and a deeper pink (#e7298a, 4.13). After the
-# registry's eight, the colours with CIELAB lightness of at least MIN_LIGHTNESS (a line
+# registry's nine, a violet (#5500ff: at least 35 CIELAB units from each of them, so a
+# policy a user adds stands apart), then the colours with CIELAB lightness of at least MIN_LIGHTNESS (a line
 # of theirs stands apart from a black reference line) come first, each the one furthest
 # (CIELAB distance) from every colour before it and from black and grey; the dark ones
 # last, in the same way.
@@ -37,7 +39,7 @@ MIN_CONTRAST = 2.0
 MIN_LIGHTNESS = 35.0
 _COLOURS = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc", "#ca9161", "#8c8c00",
             "#56b4e9",
-            "#e7298a", "#12711c", "#006374", "#a23582", "#b1400d", "#b8850a",
+            "#e7298a", "#5500ff", "#12711c", "#006374", "#a23582", "#b1400d", "#b8850a",
             "#001c7f", "#592f0d", "#591e71", "#8c0800")
 # no "v": a downward triangle marks an interval cut at the axis (analysis.plots.CUT_MARKER)
 _MARKERS = ("o", "s", "^", "D", "p", "P", "X", "<", ">", "*")

@@ -48,6 +48,7 @@ from analysis.criteria import congestion_section, shared_scenario_lines, suite_c
 from analysis.metrics import AVG_SCT_RATIO, reference_ratios, sct_table
 from analysis.regimes import regime_section
 from analysis.verdict import verdict_section
+from analysis.host_load import host_load_section
 from analysis.text import cell, count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
                                styles as policy_styles)
@@ -263,7 +264,8 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     figure_paths += regime_figs
     cong_lines = regime_lines + congestion_section(runs, stages, tables, ref) \
         + verdict_section(runs, stages, tables) \
-        + shared_scenario_lines(runs) + suite_check_lines(runs, stages, ref) \
+        + shared_scenario_lines(runs) + host_load_section(runs, results, tables, ref) \
+        + suite_check_lines(runs, stages, ref) \
         + headroom_lines(results)
     step("summary")
     summary = results / "summary.md"
@@ -375,6 +377,11 @@ TABLE_DOC = {
                             "(`p99_sct_ratio_ref_over_policy`) and average tuning-job "
                             "completion time (`avg_app_completion_ratio_ref_over_policy`) / "
                             "the policy's, mean of per-seed ratios (< 1: {ref} faster).",
+    "host_load.csv": "one row per fluid run of {ref} with a JSON trace: `peak_per_host` (the "
+                     "most trial processes, workers and parameter servers, active on one host "
+                     "at once; a job active from its stage's start to its last coflow's end) "
+                     "and `mean_per_busy_host` (per host, the time-weighted number while it "
+                     "carries one, averaged over the hosts that do).",
     "verdict.csv": "one row per seed set (`seed_set`), family (a tuner regime or "
                    "`congestion`), design (`beamer-sbssi`, `beamer`) and baseline: "
                    "`ratio_mean` (the design's avg SCT / the baseline's, mean of per-run "

@@ -156,10 +156,10 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
     from emulation.mininet.run import run_mininet
     from emulation.scheduler import POLICIES
     from emulation.topology import TopologyConfig, build_topology
-    from workloads import trace as trace_mod
+    from workloads import coflow_benchmark
     cfg = spec.experiment_cfg
     topo_cfg = build(TopologyConfig, spec.topology, "topology")
-    trace = trace_mod.load(trace_path)
+    trace = coflow_benchmark.load_any(trace_path)  # a JSON trace or a coflow-benchmark file
     load_start = os.getloadavg()[0]  # other jobs on the machine load the emulation's CPUs
     run = run_mininet(trace=trace, trace_path=trace_path, topo_cfg=topo_cfg, policy=spec.policy,
                       outdir=outdir, priority_classes=cfg["priority_classes"],

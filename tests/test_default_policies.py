@@ -14,9 +14,9 @@ from tests.conftest import REPO
 from workloads.config import ConfigError
 
 # the registry as shipped, in the order of emulation/scheduler/__init__.py
-EIGHT = ["beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only", "sincronia",
-         "fifo_lm", "fair", "varys"]
-NINTH = "fifo_arrival"
+SHIPPED = ["beamer", "beamer-coflow", "beamer-sbssi", "beamer-stage-only", "sincronia",
+           "fifo_lm", "fair", "varys", "varys-queues"]
+ADDED = "fifo_arrival"
 
 SMALL = """
 [experiment]
@@ -37,42 +37,42 @@ def write(tmp_path, policies="", name="small.toml"):
     return p
 
 
-def register_ninth(monkeypatch):
-    """A ninth policy appended to the registry, as a user's line in POLICIES does."""
-    monkeypatch.setitem(POLICIES, NINTH, FifoLM)
+def register_added(monkeypatch):
+    """A policy appended to the registry, as a user's line in POLICIES does."""
+    monkeypatch.setitem(POLICIES, ADDED, FifoLM)
 
 
 def test_without_policies_every_registered_policy_runs_in_registry_order(tmp_path, monkeypatch):
     cfg = write(tmp_path)
     specs = load_experiment(cfg, full=False)
-    assert [s.policy for s in specs] == EIGHT * 2  # seed 1's eight, then seed 2's
-    register_ninth(monkeypatch)
-    specs9 = load_experiment(cfg, full=False)
-    assert [s.policy for s in specs9] == (EIGHT + [NINTH]) * 2
-    assert [s.name for s in specs9 if s.policy == NINTH] == [
-        f"policy={NINTH},seed=1", f"policy={NINTH},seed=2"]
-    # the eight runs of each seed are the same runs as before the ninth was registered
+    assert [s.policy for s in specs] == SHIPPED * 2  # seed 1's runs, then seed 2's
+    register_added(monkeypatch)
+    specs_added = load_experiment(cfg, full=False)
+    assert [s.policy for s in specs_added] == (SHIPPED + [ADDED]) * 2
+    assert [s.name for s in specs_added if s.policy == ADDED] == [
+        f"policy={ADDED},seed=1", f"policy={ADDED},seed=2"]
+    # the shipped policies' runs of each seed are the same runs as before the added one
     before = {s.name: s.config_hash for s in specs}
-    assert {s.name: s.config_hash for s in specs9 if s.policy != NINTH} == before
+    assert {s.name: s.config_hash for s in specs_added if s.policy != ADDED} == before
 
 
 def test_a_listed_policy_set_is_run_as_listed(tmp_path, monkeypatch):
-    register_ninth(monkeypatch)
+    register_added(monkeypatch)
     specs = load_experiment(write(tmp_path, 'policies = ["fair", "beamer"]'), full=False)
     assert [s.policy for s in specs] == ["fair", "beamer"] * 2
     assert all(s.experiment_cfg["policies"] == ["fair", "beamer"] for s in specs)
 
 
-def test_listing_the_eight_is_the_same_runs_as_leaving_the_key_out(tmp_path, monkeypatch):
-    """A file without ``policies`` records the eight shipped names (its config hash); the
-    same file with them listed explicitly is the same runs, with a ninth registered too."""
-    register_ninth(monkeypatch)
+def test_listing_the_shipped_policies_is_the_same_runs_as_leaving_the_key_out(tmp_path, monkeypatch):
+    """A file without ``policies`` records the shipped names (its config hash); the same
+    file with them listed explicitly is the same runs, with another policy registered too."""
+    register_added(monkeypatch)
     implicit = load_experiment(write(tmp_path), full=False)
-    listed = 'policies = [' + ", ".join(f'"{p}"' for p in EIGHT) + ']'
+    listed = 'policies = [' + ", ".join(f'"{p}"' for p in SHIPPED) + ']'
     explicit = load_experiment(write(tmp_path, listed, name="listed.toml"), full=False)
-    assert all(s.experiment_cfg["policies"] == EIGHT for s in implicit)
+    assert all(s.experiment_cfg["policies"] == SHIPPED for s in implicit)
     assert {s.name: s.config_hash for s in explicit} == {
-        s.name: s.config_hash for s in implicit if s.policy != NINTH}
+        s.name: s.config_hash for s in implicit if s.policy != ADDED}
 
 
 def test_an_empty_list_is_an_error(tmp_path):
@@ -82,20 +82,20 @@ def test_an_empty_list_is_an_error(tmp_path):
 
 def test_registering_a_policy_keeps_the_committed_runs_done(monkeypatch):
     """experiments/pattern.toml lists no policies: 2 sync patterns x 3 seeds; the
-    committed results/pattern/ holds the 48 runs of the eight shipped policies. With a
-    ninth registered they are still done (their run_config.json hashes, written when they
-    were run) and the ninth's 6 runs are to run."""
-    register_ninth(monkeypatch)
+    committed results/pattern/ holds the 54 runs of the nine shipped policies. With another
+    registered they are still done (their run_config.json hashes, written when they were
+    run) and the added policy's 6 runs are to run."""
+    register_added(monkeypatch)
     specs = load_experiment(REPO / "experiments" / "pattern.toml", full=False)
-    status = Counter((run_status(s, REPO / "results")[0], s.policy == NINTH) for s in specs)
-    assert status == {("done", False): 48, ("to run", True): 6}
+    status = Counter((run_status(s, REPO / "results")[0], s.policy == ADDED) for s in specs)
+    assert status == {("done", False): 54, ("to run", True): 6}
 
 
 def test_dry_run_lists_the_registered_policy(tmp_path, monkeypatch, capsys):
     import run_experiments as rx
-    register_ninth(monkeypatch)
+    register_added(monkeypatch)
     out = tmp_path / "res"
     assert rx.main(["--config", str(write(tmp_path)), "--out", str(out), "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().split("\n")
-    assert lines[-1] == f"18 runs into {out}: 0 done (the same run recorded), 18 to run"
-    assert f"small/policy={NINTH},seed=2  (to run)" in lines
+    assert lines[-1] == f"20 runs into {out}: 0 done (the same run recorded), 20 to run"
+    assert f"small/policy={ADDED},seed=2  (to run)" in lines

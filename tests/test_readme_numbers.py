@@ -234,3 +234,34 @@ def test_capture_reader_numbers_match_the_records(records):
     summary = (REPO / "results" / "summary.md").read_text()
     assert (f"`{big['run']}`: {int(big['packets']):,} packets in {big['read_wall_s']:.2f} s "
             f"of its {big['run_wall_s']:.0f} s wall time") in summary
+
+
+def test_counts_the_readme_gives_are_the_records_and_configs():
+    """The SHA testbeds' pairs the twin separates by 10% or more, all in its order; the runs
+    one more policy adds to the suite."""
+    text = " ".join(README.split())
+    pairs = pd.read_csv(REPO / "results" / "tables" / "reproduction_pairs.csv")
+    sha = pairs[pairs["experiment"].isin(["testbed-ring", "testbed-ps"])]
+    assert sha["holds"].all()
+    assert f"All {len(sha)} pairs of policies the twin separates by 10% or more keep its order" in text
+    from runner.config import collect_specs, suite_configs
+    specs = collect_specs(suite_configs(), full=False, backend="both")[0]
+    per_policy = sum(1 for s in specs if s.policy == "varys-queues")  # in no file's list
+    assert f"runs {per_policy} new runs per added policy (all fluid;" in text
+
+
+def test_host_load_the_readme_gives_is_the_records():
+    """The most trial processes on one host at once in the regime family, and random
+    search's mean per busy host, as tables/host_load.csv (recomputed here from the records
+    and traces) gives them."""
+    from analysis.host_load import host_load_table
+    runs = load_runs(REPO / "results")
+    reg = runs[runs["experiment"].str.startswith("regime-")]
+    t = host_load_table(reg, REPO / "results", "beamer")
+    peak = int(t["peak_per_host"].max())
+    mean = t.loc[t["experiment"] == "regime-random", "mean_per_busy_host"].mean()
+    text = " ".join(section("## What this artifact finds").split())
+    assert f"up to {peak} trial processes (workers and parameter servers) share one host" in text
+    assert f"{mean:.1f} on average on a busy host under random search" in text
+    assert f"(up to {peak} trial processes on one host at once in the regime family)" in \
+        " ".join(section("## Limitations").split())

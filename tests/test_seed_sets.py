@@ -108,3 +108,14 @@ def test_a_shared_scenario_counts_once_in_the_family_mean(tmp_path):
     assert "beamer / sincronia 0.750" in text
     assert "| cong-b | all | 1 | 0.500 | - | 1.00 | cong-a all |" in text
     assert "- cong-a all = cong-b all" in shared_scenario_lines(runs)
+
+
+def test_host_load_by_hand():
+    """Host A: jobs over [0, 2] and [1, 3]: 2 at once in [1, 2]; busy 3 s carrying
+    1 + 2 + 1 = 4 process-seconds: 4/3. Host B: [0, 1] then [1, 2], touching, never 2 at
+    once: 1. Peak 2; mean over the busy hosts (4/3 + 1) / 2 = 7/6."""
+    from analysis.host_load import host_load
+    iv = pd.DataFrame({"host": ["A", "A", "B", "B"], "start_s": [0.0, 1.0, 0.0, 1.0],
+                       "end_s": [2.0, 3.0, 1.0, 2.0]})
+    peak, mean = host_load(iv)
+    assert peak == 2 and mean == pytest.approx(7 / 6)

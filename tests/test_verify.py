@@ -8,7 +8,7 @@ import pytest
 from run_experiments import main
 from tests.conftest import REPO
 
-RUN = ("pattern", "sync_pattern=ring,policy=fair,seed=1")
+RUN = ("pattern", "sync_pattern=ps,policy=fair,seed=1")
 
 
 @pytest.fixture
