@@ -253,8 +253,9 @@ def build_parser() -> ArgumentParser:
             "included: one line 'error: FILE: ...', exit status 2, nothing written. See "
             "README.md, 'Your own experiment' (a config's tables, sweeps) and 'Artifact "
             "evaluation'."))
-    ap.add_argument("--config", action="append", type=Path, metavar="FILE",
-                    help="experiment TOML (repeatable; default: the suite, every "
+    ap.add_argument("--config", action="extend", nargs="+", type=Path, metavar="FILE",
+                    help="experiment TOMLs (one or more, repeatable: --config "
+                         "experiments/cong_*.toml; default: the suite, every "
                          "experiments/*.toml)")
     ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
                     help="which experiments to run (default both; Mininet ones need root)")

@@ -75,7 +75,7 @@ def verdict_section(runs: pd.DataFrame, stages: pd.DataFrame, tables: Path) -> l
     v = t.set_index(["seed_set", "design", "baseline", "family"])["ratio_mean"]
     for seed_set in dict.fromkeys(t["seed_set"]):
         for design in dict.fromkeys(t["design"]):
-            for b in bases:
+            for b in (b for b in bases if b != design):
                 lines.append(f"| {seed_set or '-'} | {design} | {b} | " + " | ".join(
                     cell(v.get((seed_set, design, b, f)), ".3f") for f in families) + " |")
     return lines

@@ -120,12 +120,19 @@ def _fb_cct(records) -> dict[str, float]:
 def _derived_numbers(records, verdict) -> set[str]:
     """The numbers the findings and the claims may quote, each derived from the records:
     the verdict table's cells (3 decimals), the FB2010 avg CCTs (2 decimals) and their
-    ratios, and the random-search testbed's paired ratios."""
+    ratios, the testbeds' paired ratios, the FB and testbed runs' wall times and random
+    search's mean trial processes per busy host."""
     out = {f"{v:.3f}" for v in verdict["ratio_mean"]}
     cct = _fb_cct(records)
     out |= {f"{v:.2f}" for v in cct.values()}
     out |= {f"{cct['sincronia'] / cct[p]:.3f}" for p in ("varys", "varys-queues")}
     out.add(f"{cct['fair'] / cct['varys']:.2f}")
+    runs, _ = records
+    timed = runs[runs["experiment"].isin(["fb", "testbed-ring", "testbed-ps", "testbed-random"])]
+    out |= {f"{w:.1f}" for w in timed["wall_s"]}  # the claims' run times (run.json wall_s)
+    from analysis.host_load import host_load_table
+    reg = runs[runs["experiment"] == "regime-random"]
+    out.add(f"{host_load_table(reg, REPO / 'results', 'beamer')['mean_per_busy_host'].mean():.1f}")
     paired = pd.read_csv(REPO / "results" / "tables" / "paired_ratios.csv")
     for _, r in paired[paired["experiment"].isin(["testbed-random", "testbed-ring"])].iterrows():
         out |= {f"{r[c]:.3f}" for c in (PAIRED, "t95_low", "t95_high", TWIN) if c in r and pd.notna(r[c])}
@@ -248,6 +255,9 @@ def test_counts_the_readme_gives_are_the_records_and_configs():
     specs = collect_specs(suite_configs(), full=False, backend="both")[0]
     per_policy = sum(1 for s in specs if s.policy == "varys-queues")  # in no file's list
     assert f"runs {per_policy} new runs per added policy (all fluid;" in text
+    runs = load_runs(REPO / "results")  # C6: every run above the lower bound
+    assert "avg SCT / LB (the lower bound) >= 1 in every run" in text
+    assert (runs["avg_sct_over_lb"] >= 1).all()
 
 
 def test_host_load_the_readme_gives_is_the_records():
@@ -265,3 +275,29 @@ def test_host_load_the_readme_gives_is_the_records():
     assert f"{mean:.1f} on average on a busy host under random search" in text
     assert f"(up to {peak} trial processes on one host at once in the regime family)" in \
         " ".join(section("## Limitations").split())
+
+
+def test_the_claims_times_are_measured_ones(records):
+    """The claims table's times: whole commands as docs/speed.md's timing table gives them,
+    single runs as their run.json ``wall_s``."""
+    runs, _ = records
+    timing = {r["command"]: r["wall s"] for r in markdown_table(
+        (REPO / "docs" / "speed.md").read_text(), "## How long the README's commands take")}
+    rows = {r["claim"].split(":")[0]: r["time"] for r in markdown_table(
+        section("## Artifact evaluation"), "| claim |")}
+
+    def command(fragment: str) -> str:
+        return next(v for k, v in timing.items() if fragment in k)
+    assert rows["C1"].startswith(f"{command('--verify')} s")
+    assert (f"only regenerates the analysis ({command('(command 1)')} s once set up"
+            in " ".join(README.split()))
+    assert rows["C3"] == f"{command('regime_random.toml')} s"
+    assert rows["C4"] == f"{command('regime_mix.toml')} s"
+    assert rows["C5"].startswith(f"{command('cong_*.toml')} s")
+    wall = runs.set_index(["experiment", "policy"])["wall_s"]
+    fb = {p: wall[("fb", p)] for p in ("varys", "fair", "sincronia", "varys-queues")}
+    assert rows["C7"].endswith(f"varys {fb['varys']:.1f} s, fair {fb['fair']:.1f} s, sincronia "
+                               f"{fb['sincronia']:.1f} s, varys-queues {fb['varys-queues']:.0f} s")
+    for claim, exps in (("C8", ["testbed-ring", "testbed-ps"]), ("C9", ["testbed-random"])):
+        w = runs.loc[runs["experiment"].isin(exps), "wall_s"]
+        assert rows[claim].startswith(f"{len(w)} runs of {w.min():.1f}-{w.max():.1f} s each"), claim

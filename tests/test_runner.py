@@ -58,6 +58,20 @@ def test_dry_run_lists_exactly_the_runs(tmp_path):
     assert not out.exists()  # a dry run writes nothing
 
 
+def test_one_config_flag_takes_several_files_as_a_shell_glob_gives_them(tmp_path):
+    """``--config a.toml b.toml`` (what ``--config experiments/cong_*.toml`` expands to)
+    is both files, as ``--config a.toml --config b.toml`` is."""
+    a = write_cfg(tmp_path)
+    b = tmp_path / "other.toml"
+    b.write_text(TINY.format(extra="").replace('name = "tiny"', 'name = "other"'))
+    out = tmp_path / "res"
+    one = runner("--config", a, b, "--dry-run", "--out", out)
+    two = runner("--config", a, "--config", b, "--dry-run", "--out", out)
+    assert one.returncode == 0, one.stderr
+    assert one.stdout == two.stdout
+    assert one.stdout.strip().split("\n")[-1].startswith(f"24 runs into {out}:")
+
+
 def test_default_suite_dry_run_finds_every_committed_run_done():
     """The default suite goes into results/ and every run there is done (the same run recorded):
     a rerun regenerates the analysis only."""
