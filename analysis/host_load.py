@@ -9,7 +9,9 @@ number of active jobs' processes on one host at any instant (``peak_per_host``) 
 host, the time-weighted mean of that number over the time the host carries at least one,
 averaged over the hosts that ever do (``mean_per_busy_host``). Written for one policy's
 runs (the reference's) of every fluid experiment whose runs name a JSON trace:
-``tables/host_load.csv`` and the summary section.
+``tables/host_load.csv`` and the summary section. A run whose trials a cluster placed
+(``trials.csv``) counts GPUs held instead, from each trial's start to its end on the hosts
+it was given; its ``gpus_per_host`` bounds them.
 """
 from __future__ import annotations
 
@@ -40,13 +42,24 @@ def host_intervals(run_dir: Path, hosts: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["host", "start_s", "end_s"])
 
 
+def trial_intervals(run_dir: Path) -> pd.DataFrame:
+    """One row per (trial, host) of ``trials.csv``: ``host``, ``start_s``, ``end_s`` and
+    ``weight``, the GPUs it holds there."""
+    tr = pd.read_csv(run_dir / "trials.csv")
+    rows = [(host, r.start_s, r.end_s, int(g)) for r in tr.itertuples()
+            for host, g in (pair.split(":") for pair in str(r.hosts).split(";"))]
+    return pd.DataFrame(rows, columns=["host", "start_s", "end_s", "weight"])
+
+
 def host_load(intervals: pd.DataFrame) -> tuple[int, float]:
     """(peak processes on one host at once, mean over busy hosts of the time-weighted
-    number while busy). An interval ending when another starts does not overlap it."""
+    number while busy); each interval counts ``weight`` (GPUs) if it has that column, else
+    one. An interval ending when another starts does not overlap it."""
     peak, means = 0, []
     for _, g in intervals.groupby("host"):
         t = np.concatenate([g["start_s"].to_numpy(), g["end_s"].to_numpy()])
-        d = np.concatenate([np.ones(len(g)), -np.ones(len(g))])
+        w = g["weight"].to_numpy(dtype=float) if "weight" in g else np.ones(len(g))
+        d = np.concatenate([w, -w])
         order = np.lexsort((d, t))  # at equal times ends (-1) before starts (+1)
         t, level = t[order], np.cumsum(d[order])
         peak = max(peak, int(level.max()))
@@ -69,9 +82,13 @@ def host_load_table(runs: pd.DataFrame, results: Path, reference: str) -> pd.Dat
         path = (Path(results) / tp).resolve()
         if not path.exists():
             continue
-        if path not in cache:
-            cache[path] = job_hosts(path)
-        peak, mean = host_load(host_intervals(Path(r["run_dir"]), cache[path]))
+        run_dir = Path(r["run_dir"])
+        if (run_dir / "trials.csv").exists():
+            peak, mean = host_load(trial_intervals(run_dir))
+        else:
+            if path not in cache:
+                cache[path] = job_hosts(path)
+            peak, mean = host_load(host_intervals(run_dir, cache[path]))
         rows.append({"experiment": r["experiment"], "scenario": r["scenario"],
                      "seed_set": r.get("seed_set", ""), "workload_seed": r["workload_seed"],
                      "policy": reference, "peak_per_host": peak, "mean_per_busy_host": mean})
@@ -90,8 +107,11 @@ def host_load_section(runs: pd.DataFrame, results: Path, tables: Path,
         runs=("peak_per_host", "size"), peak=("peak_per_host", "max"),
         mean=("mean_per_busy_host", "mean"))
     lines = ["", "## Trial processes per host", "",
-             "The synthetic cluster gives every worker of a trial a host and never checks what "
-             "else runs there. Per experiment, over the runs of "
+             "Experiments whose trials a cluster with GPUs placed during the run (`gpus-*`): "
+             "GPUs held on one host (at most its `gpus_per_host`, 8), from `trials.csv`. "
+             "The others run pinned traces, whose synthetic cluster gives every worker of a "
+             "trial a host and never checks what else runs there. Per experiment, over the "
+             "runs of "
              f"`{reference}`: the largest number of trial processes (workers, and parameter "
              "servers under `ps`) active on one host at once (a job active from its stage's "
              "start to its last coflow's end), and the mean over runs of the time-weighted "

@@ -48,6 +48,7 @@ from analysis.criteria import congestion_section, shared_scenario_lines, suite_c
 from analysis.metrics import AVG_SCT_RATIO, reference_ratios, sct_table
 from analysis.regimes import regime_section
 from analysis.verdict import verdict_section
+from analysis.cluster import cluster_section
 from analysis.host_load import host_load_section
 from analysis.text import cell, count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
@@ -264,7 +265,8 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     figure_paths += regime_figs
     cong_lines = regime_lines + congestion_section(runs, stages, tables, ref) \
         + verdict_section(runs, stages, tables) \
-        + shared_scenario_lines(runs) + host_load_section(runs, results, tables, ref) \
+        + shared_scenario_lines(runs) + cluster_section(runs, tables, ref) \
+        + host_load_section(runs, results, tables, ref) \
         + suite_check_lines(runs, stages, ref) \
         + headroom_lines(results)
     step("summary")
@@ -381,7 +383,15 @@ TABLE_DOC = {
                      "most trial processes, workers and parameter servers, active on one host "
                      "at once; a job active from its stage's start to its last coflow's end) "
                      "and `mean_per_busy_host` (per host, the time-weighted number while it "
-                     "carries one, averaged over the hosts that do).",
+                     "carries one, averaged over the hosts that do); for a run whose trials a "
+                     "cluster placed, GPUs held instead (from `trials.csv`).",
+    "cluster_placement.csv": "one row per experiment and placement of the runs whose trials "
+                             "a cluster placed: `/ <policy>` ({ref}'s avg SCT / the policy's, "
+                             "mean of per-run ratios) and `/ <policy> ci95` (its 95% "
+                             "t-interval half-width), {ref}'s `{ref}_avg_sct_s`, "
+                             "`trial_wait_mean_s`, `multi_host_trial_share`, "
+                             "`gpu_busy_share`, `jct / sincronia` and `normalised_jct` "
+                             "(JCT / the same tuning job alone).",
     "verdict.csv": "one row per seed set (`seed_set`), family (a tuner regime or "
                    "`congestion`), design (`beamer-sbssi`, `beamer`) and baseline: "
                    "`ratio_mean` (the design's avg SCT / the baseline's, mean of per-run "

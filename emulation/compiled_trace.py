@@ -12,6 +12,7 @@ infinite capacity that pads ``path_links``), sizes and loads in bytes, times in 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,10 +70,13 @@ class CompiledTrace:
     job_iter_sync_s: np.ndarray
     job_lb_csr: CSR  # job_iter_lb as sparse rows (ptr, column, value)
     tmpl_after_csr: CSR  # tmpl_after_lb likewise
+    pair_pid: dict[tuple[str, str], int]  # the path of each (src, dst) host pair
 
     def coflow_sizes_bytes(self) -> np.ndarray:
         """Sizes of every coflow instance the trace will release (for policies' prepare)."""
-        tmpl_job = np.repeat(np.arange(len(self.job_ids)), self.job_t1 - self.job_t0)
+        tmpl_job = np.zeros(len(self.t_f0), dtype=np.int64)
+        for j, (a, b) in enumerate(zip(self.job_t0.tolist(), self.job_t1.tolist())):
+            tmpl_job[a:b] = j  # in template order (a job placed during the run: at the end)
         return np.repeat(self.tmpl_size, self.job_iters[tmpl_job]) if len(tmpl_job) else np.zeros(0)
 
 
@@ -83,10 +87,70 @@ def _csr(m: np.ndarray) -> CSR:
     return ptr, cols.astype(np.int64), m[rows, cols].astype(float)
 
 
+def _suffix_tables(link_bytes: np.ndarray, sync_s: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """For one job's templates in iteration order (their bytes on each link and
+    uncontended times ``sync_s``): the bytes and time of the templates after each, and
+    the whole iteration's bytes and time."""
+    after_bytes = np.zeros_like(link_bytes)
+    after_s = np.zeros(len(sync_s))
+    acc_bytes, acc_s = np.zeros(link_bytes.shape[1]), 0.0
+    for t in range(len(sync_s) - 1, -1, -1):
+        after_bytes[t] = acc_bytes
+        after_s[t] = acc_s
+        acc_bytes = acc_bytes + link_bytes[t]
+        acc_s += sync_s[t]
+    return after_bytes, after_s, acc_bytes, acc_s
+
+
+def place_job(ct: CompiledTrace, j: int, coflows: list) -> CompiledTrace:
+    """``ct`` with job ``j``'s coflow templates (``CoflowSpec``s, in iteration order; the
+    job had none) appended after every template, for a job placed during the run. Its
+    flows' host pairs must have paths (``compile_trace`` numbers every pair of a trace
+    with a cluster)."""
+    flows = [f for c in coflows for f in c.flows]
+    if not flows:
+        return ct
+    L, T0, F0 = ct.L, len(ct.t_f0), len(ct.tf_size)
+    pid = np.array([ct.pair_pid[(f.src, f.dst)] for f in flows], dtype=np.int64)
+    size = np.array([f.size_bytes for f in flows], dtype=float)
+    counts = np.array([len(c.flows) for c in coflows], dtype=np.int64)
+    f1 = F0 + np.cumsum(counts)
+    links = ct.path_links[pid]
+    link_bytes = np.zeros((len(coflows), L + 1))
+    np.add.at(link_bytes, (np.repeat(np.repeat(np.arange(len(coflows)), counts), ct.P),
+                           links.ravel()), np.repeat(size, ct.P))
+    link_bytes = link_bytes[:, :L]
+    sync_s = (link_bytes / ct.cap[None, :L]).max(axis=1, initial=0.0)
+    after_lb, after_s, iter_lb, iter_s = _suffix_tables(link_bytes, sync_s)
+    job_t0, job_t1 = ct.job_t0.copy(), ct.job_t1.copy()
+    job_t0[j], job_t1[j] = T0, T0 + len(coflows)
+    job_iter_lb = ct.job_iter_lb.copy()
+    job_iter_lb[j] = iter_lb
+    job_iter_sync_s = ct.job_iter_sync_s.copy()
+    job_iter_sync_s[j] = iter_s
+    tmpl_after_lb = np.concatenate([ct.tmpl_after_lb, after_lb])
+    tf_size = np.concatenate([ct.tf_size, size])
+    return dataclasses.replace(
+        ct, job_t0=job_t0, job_t1=job_t1, tf_pid=np.concatenate([ct.tf_pid, pid]),
+        tf_links=np.concatenate([ct.tf_links, links]), tf_size=tf_size,
+        tf_tol=1e-9 * tf_size + 1e-6, tf_src=ct.tf_src + [f.src for f in flows],
+        tf_dst=ct.tf_dst + [f.dst for f in flows],
+        t_f0=np.concatenate([ct.t_f0, f1 - counts]), t_f1=np.concatenate([ct.t_f1, f1]),
+        tmpl_lb=np.concatenate([ct.tmpl_lb, link_bytes]),
+        tmpl_sync_s=np.concatenate([ct.tmpl_sync_s, sync_s]),
+        tmpl_size=np.concatenate([ct.tmpl_size, np.add.reduceat(size, f1 - counts - F0)]),
+        tmpl_after_lb=tmpl_after_lb, tmpl_after_s=np.concatenate([ct.tmpl_after_s, after_s]),
+        job_iter_lb=job_iter_lb, job_iter_sync_s=job_iter_sync_s,
+        job_lb_csr=_csr(job_iter_lb), tmpl_after_csr=_csr(tmpl_after_lb))
+
+
 def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
                   ) -> CompiledTrace:
     """The static tables of ``trace`` on ``topo``; with ``release_at_zero`` every app
-    arrives at t = 0."""
+    arrives at t = 0. A trace with a cluster has a path for every pair of its hosts
+    (numbered after its flows' pairs), for the jobs it places during the run
+    (``place_job``)."""
     L = len(topo.links)
     cap_bps = np.array([l.rate_bps for l in topo.links], dtype=float)
     cap = np.concatenate([cap_bps / 8.0, [np.inf]])  # bytes/s, dummy last
@@ -124,9 +188,16 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
     tf_dst = [f.dst for f in flows]
     tf_size = [f.size_bytes for f in flows]
     # one path per (src, dst) pair, numbered in order of first appearance
-    host_code, host_names = pd.factorize(np.array(tf_src + tf_dst, dtype=object))
+    cluster_hosts = list(trace.hosts) if trace.cluster is not None else []
+    host_code, host_names = pd.factorize(np.array(tf_src + tf_dst + cluster_hosts, dtype=object))
     num_hosts = len(host_names)
-    tf_pid, pairs = pd.factorize(host_code[:len(flows)] * num_hosts + host_code[len(flows):])
+    nf = len(flows)
+    every = host_code[2 * nf:]
+    every_pair = (np.repeat(every, len(every)) * num_hosts + np.tile(every, len(every)))
+    every_pair = every_pair[np.repeat(every, len(every)) != np.tile(every, len(every))]
+    tf_pid, pairs = pd.factorize(np.concatenate(
+        [host_code[:nf] * num_hosts + host_code[nf:2 * nf], every_pair]))
+    tf_pid = tf_pid[:nf]
     tf_pid = tf_pid.astype(np.int64)
     paths = [topo.path_indices(host_names[a], host_names[b])
              for a, b in zip((pairs // max(num_hosts, 1)).tolist(), (pairs % max(num_hosts, 1)).tolist())]
@@ -160,14 +231,8 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
     job_iter_sync_s = np.zeros(J)
     for j in range(J):
         a, b = job_t0_a[j], job_t1_a[j]
-        acc_lb, acc_s = np.zeros(L), 0.0
-        for t in range(b - 1, a - 1, -1):
-            tmpl_after_lb[t] = acc_lb
-            tmpl_after_s[t] = acc_s
-            acc_lb = acc_lb + tmpl_lb[t]
-            acc_s += tmpl_sync_s[t]
-        job_iter_lb[j] = acc_lb
-        job_iter_sync_s[j] = acc_s
+        (tmpl_after_lb[a:b], tmpl_after_s[a:b], job_iter_lb[j],
+         job_iter_sync_s[j]) = _suffix_tables(tmpl_lb[a:b], tmpl_sync_s[a:b])
     return CompiledTrace(
         trace=trace, topo=topo, release_at_zero=release_at_zero, L=L, cap_bps=cap_bps,
         cap=cap, stage_ids=stage_ids, stage_app=[s.app_id for s in stages],
@@ -184,4 +249,6 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
         t_f1=t_f1_a, tmpl_lb=tmpl_lb, tmpl_sync_s=tmpl_sync_s, tmpl_size=tmpl_size,
         tmpl_after_lb=tmpl_after_lb, tmpl_after_s=tmpl_after_s, job_iter_lb=job_iter_lb,
         job_iter_sync_s=job_iter_sync_s, job_lb_csr=_csr(job_iter_lb),
-        tmpl_after_csr=_csr(tmpl_after_lb))
+        tmpl_after_csr=_csr(tmpl_after_lb),
+        pair_pid={(str(host_names[a]), str(host_names[b])): i for i, (a, b) in enumerate(
+            zip((pairs // max(num_hosts, 1)).tolist(), (pairs % max(num_hosts, 1)).tolist()))})

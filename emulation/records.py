@@ -8,6 +8,17 @@ t = 0; the Mininet backend appends its emulated values as ``*_emulated_s`` /
 - ``coflows.csv``: coflow_id, stage_id, job_id, app_id, iteration, index, release_s,
   end_s, cct_s, size_bytes, num_flows
 - ``flows.csv``: flow_id, coflow_id, src, dst, size_bytes, release_s, start_s, end_s
+- ``trials.csv`` (runs whose trials a cluster placed): job_id, app_id, stage_id, gpus,
+  hosts (``host:gpus`` pairs joined by ``;``), queued_s (its stage started: it asked for
+  GPUs), start_s (placed), end_s. A stage's SCT counts from the stage's start, so it
+  includes its trials' waits for GPUs.
+- ``apps.csv`` (runs whose trials a cluster placed): app_id, algorithm, arrival_s, jct_s
+  (its last stage's end - its arrival), jct_alone_s (the same tuning job alone on the
+  empty cluster, same policy), normalised_jct (jct_s / jct_alone_s), stages and
+  stages_alone (the stages each ran: ASHA's decisions follow each run); run.json has the
+  means ``avg_jct_s`` and ``avg_normalised_jct``.
+- ``decisions.csv`` (runs with ASHA decided during the run): app_id, trial_id, rung,
+  time_s, score (lower is better), goes_on (the trial trains its next rung).
 - ``run.json``: policy, backend, seed, trace_sha256, num_priority_classes, avg_sct_s,
   p95_sct_s, lower_bound_avg_sct_s, avg_sct_over_lb, wall_s, versions, git_sha, plus
   backend facts (link rates, scale factors, ...).
@@ -45,6 +56,11 @@ COFLOW_COLUMNS = ["coflow_id", "stage_id", "job_id", "app_id", "iteration", "ind
                   "release_s", "end_s", "cct_s", "size_bytes", "num_flows"]
 FLOW_COLUMNS = ["flow_id", "coflow_id", "src", "dst", "size_bytes", "release_s", "start_s",
                 "end_s"]
+APP_COLUMNS = ["app_id", "algorithm", "arrival_s", "jct_s", "jct_alone_s", "normalised_jct",
+               "stages", "stages_alone"]
+DECISION_COLUMNS = ["app_id", "trial_id", "rung", "time_s", "score", "goes_on"]
+TRIAL_COLUMNS = ["job_id", "app_id", "stage_id", "gpus", "hosts", "queued_s", "start_s",
+                 "end_s"]
 
 
 def file_sha256(path: str | Path) -> str:
@@ -88,15 +104,40 @@ def summary_stats(sct_s: np.ndarray) -> dict[str, float]:
             "p95_sct_s": float(np.percentile(sct, 95)), "p99_sct_s": float(np.percentile(sct, 99))}
 
 
+def cluster_facts(trials: list[dict], *, cluster: Mapping[str, Any], num_hosts: int,
+                  makespan_s: float) -> dict[str, Any]:
+    """run.json's facts of a run whose trials a cluster placed: the cluster, the GPU-busy
+    share (GPU-seconds held by trials / the cluster's GPU-seconds from t = 0 to the run's
+    end; None on an unlimited cluster), the trials' waits for GPUs (mean, max), and the
+    share of trials that span several hosts (the only ones that use the network)."""
+    gpus = np.array([t["gpus"] for t in trials], dtype=float)
+    held = np.array([t["end_s"] - t["start_s"] for t in trials])
+    wait = np.array([t["start_s"] - t["queued_s"] for t in trials])
+    spans = np.array([t["hosts"].count(";") + 1 for t in trials])
+    total = cluster["gpus_per_host"] * num_hosts * makespan_s
+    return {"cluster": dict(cluster),
+            "gpu_busy_share": float((gpus * held).sum() / total) if total > 0 else None,
+            "trial_wait_mean_s": float(wait.mean()) if len(wait) else 0.0,
+            "trial_wait_max_s": float(wait.max()) if len(wait) else 0.0,
+            "multi_host_trial_share": float((spans > 1).mean()) if len(spans) else 0.0,
+            "num_trials": len(trials)}
+
+
 def write_records(outdir: str | Path, *, stages: list[dict], coflows: list[dict],
                   flows: Mapping[str, Any], run: dict[str, Any],
                   extra_columns: Mapping[str, list[str]] | None = None,
-                  write_flows: bool = True) -> dict[str, Any]:
+                  write_flows: bool = True,
+                  trials: list[dict] | None = None,
+                  decisions: list[dict] | None = None,
+                  apps: list[dict] | None = None) -> dict[str, Any]:
     """Write the four record files into ``outdir`` (created); returns the run.json dict.
     ``extra_columns`` ({"stages"|"coflows"|"flows": [names]}) appends backend-specific
     columns after the shared ones (the Mininet backend's ``*_emulated_s``).
     ``write_flows=False``: no flows.csv (the per-flow rows; the analysis reads only
-    stages.csv, coflows.csv and run.json)."""
+    stages.csv, coflows.csv and run.json). ``trials``: the rows of ``trials.csv``
+    (``TRIAL_COLUMNS``) of a run whose trials a cluster placed; none: no file.
+    ``decisions``: ASHA's decisions during the run (``decisions.csv``); ``apps``: the
+    tuning jobs' completion times (``apps.csv``)."""
     extra = dict(extra_columns or {})
     unknown = set(extra) - {"stages", "coflows", "flows"}
     if unknown:
@@ -107,6 +148,13 @@ def write_records(outdir: str | Path, *, stages: list[dict], coflows: list[dict]
         out / "stages.csv", index=False)
     pd.DataFrame(coflows, columns=COFLOW_COLUMNS + extra.get("coflows", [])).to_csv(
         out / "coflows.csv", index=False)
+    if trials:
+        pd.DataFrame(trials, columns=TRIAL_COLUMNS).to_csv(out / "trials.csv", index=False)
+    if apps:
+        pd.DataFrame(apps, columns=APP_COLUMNS).to_csv(out / "apps.csv", index=False)
+    if decisions:
+        pd.DataFrame(decisions, columns=DECISION_COLUMNS).to_csv(out / "decisions.csv",
+                                                                 index=False)
     if write_flows:
         names = FLOW_COLUMNS + extra.get("flows", [])
         write_columns_csv(out / "flows.csv", columns={k: flows[k] for k in names})

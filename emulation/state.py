@@ -3,7 +3,9 @@
 records (``Records``, ``FlowColumns``).
 
 ``ClusterState`` knows what must happen next in trace order (stage starts, compute ends,
-coflow releases, job and stage completions) and keeps those timers on its own heap with
+coflow releases, job and stage completions; for a trace with a cluster, which waiting
+trials the cluster scheduler starts, ``emulation/admission.py``, and the coflows their
+placements give them, ``workloads/cluster.py``) and keeps those timers on its own heap with
 a counter for deterministic ties. A backend moves time: the fluid engine by computing
 rates, the Mininet driver by wall-clock and the agents' reports. Either calls
 ``complete_flows`` for flows that finished, then ``fire_timers`` up to now. The Mininet
@@ -12,6 +14,7 @@ policy sees the same kind of view (``emulation/view.py``) in both backends.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
@@ -20,14 +23,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from emulation.compiled_trace import CompiledTrace, compile_trace
+from emulation.admission import Admission
+from emulation.compiled_trace import CompiledTrace, compile_trace, place_job
 from emulation.fluid.event_kernels import retire_flows
 from emulation.ids import coflow_id, flow_ids
 from emulation.records import FLOW_COLUMNS
 from emulation.scheduler.base import View
+from emulation.tuner import AshaRule
 from emulation.topology import Topology
 from emulation.view import ViewBuilder
-from workloads.trace import Trace
+from workloads.cluster import ClusterConfig, nominal_hosts, placed_coflows
+from workloads.trace import Job, Trace
 
 STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
 EPS_T = 1e-9
@@ -80,6 +86,8 @@ class Records:
     flows: FlowColumns
     events: list[tuple[float, str, str]]
     facts: dict[str, Any] = field(default_factory=dict)
+    trials: list[dict[str, Any]] = field(default_factory=list)  # placed during the run
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # ASHA's, during the run
 
 
 class ClusterState:
@@ -99,6 +107,8 @@ class ClusterState:
                  record_events: bool = False):
         self.compiled = compile_trace(trace, topology, release_at_zero=release_at_zero)
         self.record_events = record_events
+        self.job_specs: list[Job] = trace.jobs()
+        self.stage_asha = [s.asha for s in trace.stages()]
         self._reset()
         for s in range(len(self.stage_ids)):
             if self.stage_deps_left[s] == 0:
@@ -108,6 +118,9 @@ class ClusterState:
         S, J = len(self.stage_ids), len(self.job_ids)
         self.now = 0.0
         self.stage_deps_left = self.compiled.stage_num_deps.copy()
+        # an ASHA segment past rung 0 also waits for the rule to let its trial go on
+        self.stage_deps_left += [a is not None and a["rung"] > 0 for a in self.stage_asha]
+        self.asha = AshaRule()
         self._heap: list = []
         self._counter = 0
         self.events: list[tuple[float, str, str]] = []
@@ -120,6 +133,16 @@ class ClusterState:
         self.job_coflow = np.full(J, -1, dtype=np.int64)
         self.job_compute_end = np.zeros(J)
         self.job_done = np.zeros(J, dtype=bool)
+        # each job's trial: ready (its stage started), started (placed), ended
+        self.job_ready_s = np.full(J, np.nan)
+        self.job_start_s = np.full(J, np.nan)
+        self.job_end_s = np.full(J, np.nan)
+        trace = self.compiled.trace
+        self.admission = None if trace.cluster is None else Admission(
+            ClusterConfig(**trace.cluster), num_hosts=len(trace.hosts),
+            job_gpus=np.array([j.gpus for j in self.job_specs], dtype=np.int64),
+            job_app=[self.compiled.stage_app[s] for s in self.compiled.job_stage],
+            seed=trace.seed)
         # coflow instances
         self.c_job: list[int] = []
         self.c_tmpl: list[int] = []
@@ -194,9 +217,37 @@ class ClusterState:
         size = self.tf_size[self.a_tf[rows]]
         self.a_rem[rows] = np.maximum(size - np.asarray(sent_bytes, dtype=float), 0.0)
 
+    def flow_sizes(self, trace: Trace) -> np.ndarray:
+        """Every flow's size in this run's template order (``tf``) for ``trace``, the same
+        trace at another scale: the pinned flows in trace order, then the flows of each
+        job placed during the run, in the order it was placed."""
+        pinned = [f.size_bytes for j in trace.jobs() for c in j.coflows for f in c.flows]
+        placed = []
+        specs = trace.jobs()
+        hosts = trace.hosts
+        for j, p in (self.admission.placements.items() if self.admission else ()):
+            spec = specs[j]
+            placed += [f.size_bytes for c in placed_coflows(
+                spec.pattern, hosts=[hosts[h] for h in p.hosts],
+                model_size_bytes=spec.model_size_bytes, ps_servers=spec.ps_servers)
+                for f in c.flows]
+        return np.array(pinned + placed, dtype=np.int64)
+
     def coflow_sizes_bytes(self) -> np.ndarray:
-        """Sizes of every coflow instance the trace will release (for policies' prepare)."""
-        return self.compiled.coflow_sizes_bytes()
+        """Sizes of every coflow instance the trace will release (for policies' prepare);
+        a trial placed during the run counts with the coflows it would have on the empty
+        cluster (``workloads.cluster.nominal_hosts``)."""
+        if self.admission is None:
+            return self.compiled.coflow_sizes_bytes()
+        cluster, n = self.admission.cluster, len(self.compiled.trace.hosts)
+        sizes = []
+        for spec in self.job_specs:
+            hosts = [f"n{i}" for i in range(nominal_hosts(spec.gpus, cluster, n))]
+            for c in placed_coflows(spec.pattern, hosts=hosts,
+                                    model_size_bytes=spec.model_size_bytes,
+                                    ps_servers=spec.ps_servers):
+                sizes += [float(c.size_bytes)] * spec.iterations
+        return np.array(sizes)
 
     def _log(self, kind: str, ident: str) -> None:
         if self.record_events:
@@ -209,10 +260,39 @@ class ClusterState:
         self.structure_version += 1
         self._log("stage_start", self.stage_ids[s])
         for j in self.stage_jobs[s]:
-            if self.job_t1[j] == self.job_t0[j]:  # compute only: no network traffic
-                self._push(self.now + self.job_iters[j] * self.job_compute[j], JOB_DONE, j)
+            self.job_ready_s[j] = self.now
+            if self.admission is None:
+                self._start_job(j)
+            elif j in self.admission.placements:  # a trial ASHA let go on keeps its GPUs
+                self._start_placed(j)
             else:
-                self._begin_iteration(j)
+                self.admission.enqueue(j)
+        if self.admission is not None:
+            self._admit()
+
+    def _admit(self) -> None:
+        """Start the waiting jobs the cluster scheduler places now."""
+        for j, _ in self.admission.admit():
+            self._start_placed(j)
+
+    def _start_placed(self, j: int) -> None:
+        """Start job ``j`` on its placement, with the coflows that placement gives it."""
+        spec, hosts = self.job_specs[j], self.compiled.trace.hosts
+        where = self.admission.placements[j]
+        coflows = placed_coflows(spec.pattern, hosts=[hosts[h] for h in where.hosts],
+                                 model_size_bytes=spec.model_size_bytes,
+                                 ps_servers=spec.ps_servers)
+        self.compiled = place_job(self.compiled, j, coflows)
+        self.structure_version += 1
+        self._log("trial_start", self.job_ids[j])
+        self._start_job(j)
+
+    def _start_job(self, j: int) -> None:
+        self.job_start_s[j] = self.now
+        if self.job_t1[j] == self.job_t0[j]:  # compute only: no network traffic
+            self._push(self.now + self.job_iters[j] * self.job_compute[j], JOB_DONE, j)
+        else:
+            self._begin_iteration(j)
 
     def _begin_iteration(self, j: int) -> None:
         self.job_phase[j] = -1
@@ -321,6 +401,7 @@ class ClusterState:
 
     def _job_done(self, j: int) -> None:
         self.job_done[j] = True
+        self.job_end_s[j] = self.now
         self.structure_version += 1
         s = int(self.job_stage[j])
         self.stage_jobs_left[s] -= 1
@@ -332,6 +413,41 @@ class ClusterState:
                 self.stage_deps_left[child] -= 1
                 if self.stage_deps_left[child] == 0:
                     self._push(max(self.now, self.stage_arrival[child]), STAGE_START, child)
+        going_on = None
+        if self.stage_jobs_left[s] == 0 and self.stage_asha[s] is not None:
+            going_on = self._judge(s, j)
+        if self.admission is not None:
+            if going_on is None:
+                self.admission.release(j)
+            else:  # the trial trains its next rung on the GPUs it holds
+                self.admission.hand_over(j, going_on)
+            self._admit()
+
+    def _judge(self, s: int, j: int) -> int | None:
+        """ASHA's decision on the segment ``s`` that just ended (its job ``j``): if the
+        trial goes on, its next segment starts now; returns that segment's job, or None."""
+        a = self.stage_asha[s]
+        nexts = [c for c in self.stage_children[s] if self.stage_asha[c] is not None
+                 and self.stage_asha[c]["rung"] == a["rung"] + 1]
+        if not nexts:  # the last rung: the trial is done
+            return None
+        goes_on = self.asha.judge(app_id=self.stage_app[s], trial_id=self.job_specs[j].trial_id,
+                                  rung=a["rung"], score=a["score"], eta=a["eta"],
+                                  now_s=self.now)
+        self._log("asha_go_on" if goes_on else "asha_stop", self.stage_ids[s])
+        if not goes_on:
+            return None
+        (child,) = nexts
+        self.stage_deps_left[child] -= 1
+        if self.stage_deps_left[child] == 0:
+            self._push(max(self.now, self.stage_arrival[child]), STAGE_START, child)
+        (nxt_job,) = self.stage_jobs[child]
+        return nxt_job
+
+    def skipped_stages(self) -> list[int]:
+        """ASHA segments that never ran: their trial stopped at an earlier rung."""
+        return [s for s, a in enumerate(self.stage_asha)
+                if a is not None and np.isnan(self.stage_start[s])]
 
     def view(self) -> tuple[View, np.ndarray]:
         """The policy's read-only view now, and the coflow ids (cids) its rows stand for
@@ -383,7 +499,10 @@ class ClusterState:
                 "num_flows": int(self.t_f1[self.c_tmpl[cid]] - self.t_f0[self.c_tmpl[cid]]),
             })
         stages = []
+        skipped = set(self.skipped_stages())
         for s, sid in enumerate(self.stage_ids):
+            if s in skipped:
+                continue
             stages.append({
                 "stage_id": sid, "app_id": self.stage_app[s], "weight": float(self.stage_weight[s]),
                 "num_jobs": len(self.stage_jobs[s]), "start_s": float(self.stage_start[s]),
@@ -391,7 +510,55 @@ class ClusterState:
                 "sct_s": float(self.stage_end[s] - self.stage_start[s]),
             })
         return Records(stages=stages, coflows=coflows, flows=flows, events=self.events,
-                       facts={"num_links": self.L, "simulated_s": self.now, **(facts or {})})
+                       facts={"num_links": self.L, "simulated_s": self.now, **(facts or {})},
+                       trials=self.trial_rows(),
+                       decisions=[dataclasses.asdict(d) for d in self.asha.decisions])
+
+    def trial_rows(self) -> list[dict[str, Any]]:
+        """One row per job a cluster placed (``trials.csv``): its GPUs, its hosts as
+        ``host:gpus`` pairs joined by ``;``, when it was queued (its stage started), when
+        it started on its GPUs and when it ended; none for a pinned trace."""
+        if self.admission is None:
+            return []
+        hosts, rows = self.compiled.trace.hosts, []
+        skipped = set(self.skipped_stages())
+        for j, job_id in enumerate(self.job_ids):
+            p = self.admission.placements.get(j)
+            s = int(self.job_stage[j])
+            if s in skipped:
+                continue
+            rows.append({
+                "job_id": job_id, "app_id": self.stage_app[s], "stage_id": self.stage_ids[s],
+                "gpus": int(self.job_specs[j].gpus),
+                "hosts": ";".join(f"{hosts[h]}:{g}" for h, g in zip(p.hosts, p.gpus)) if p else "",
+                "queued_s": float(self.job_ready_s[j]), "start_s": float(self.job_start_s[j]),
+                "end_s": float(self.job_end_s[j])})
+        return rows
+
+    def placed_trace(self, trace: Trace | None = None) -> Trace:
+        """The trace as this run placed and tuned it: every placed job pinned to its hosts
+        with the coflows its placement gave it, the ASHA segments that never ran left out
+        (no cluster, no decisions left). ``trace``: the same trace at another scale (the
+        packet backend's unscaled one; default: the run's). A pinned trace: itself."""
+        trace = self.compiled.trace if trace is None else trace
+        if self.admission is None:
+            return trace
+        by_id = {}
+        for j, spec in enumerate(trace.jobs()):
+            p = self.admission.placements.get(j)
+            names = tuple(trace.hosts[h] for h in p.hosts) if p else ()
+            coflows = placed_coflows(spec.pattern, hosts=list(names),
+                                     model_size_bytes=spec.model_size_bytes,
+                                     ps_servers=spec.ps_servers) if p else []
+            by_id[spec.job_id] = dataclasses.replace(
+                spec, hosts=names, coflows=tuple(coflows), gpus=0, model_size_bytes=0,
+                ps_servers=0)
+        ran = {self.stage_ids[s] for s in range(len(self.stage_ids))} - {
+            self.stage_ids[s] for s in self.skipped_stages()}
+        apps = tuple(dataclasses.replace(a, stages=tuple(
+            dataclasses.replace(s, jobs=tuple(by_id[j.job_id] for j in s.jobs), asha=None)
+            for s in a.stages if s.stage_id in ran)) for a in trace.apps)
+        return dataclasses.replace(trace, apps=apps, cluster=None)
 
 
 def _read_through(name: str) -> property:

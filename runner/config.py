@@ -35,7 +35,8 @@ from workloads.config import ConfigError, as_toml, build, load_toml, to_dict, va
 
 REPO = Path(__file__).resolve().parent.parent  # experiments/ and data/ live here
 SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.toml"})  # not in the default suite
-TABLES = ("experiment", "workload", "topology", "sweep", "full")
+TABLES = ("experiment", "workload", "topology", "cluster", "sweep", "full")
+SWEPT_TABLES = ("experiment", "workload", "topology", "cluster")  # what [sweep] keys name
 BACKENDS = ("fluid", "mininet")
 MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_specs' note
 # The policies the repository ships, in registry order. A run of a file without
@@ -133,6 +134,9 @@ class RunSpec:
     trace_sha256: str = ""
     repetition: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # the [cluster] table (``workloads.cluster.ClusterConfig``) of a file that has one:
+    # its trials are placed during the run; empty: a pinned trace
+    cluster: dict[str, Any] = field(default_factory=dict)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -142,6 +146,8 @@ class RunSpec:
                "trace_sha256": self.trace_sha256}
         if self.backend == "mininet":  # fluid runs (one repetition) keep their earlier hashes
             cfg["repetition"] = self.repetition
+        if self.cluster:  # a pinned trace's config has no cluster key
+            cfg["cluster"] = self.cluster
         return cfg
 
     @property
@@ -197,20 +203,22 @@ def suite_configs() -> list[Path]:
 
 
 def _table_keys(table: str) -> set[str]:
-    """The keys one of the experiment / workload / topology tables may set."""
+    """The keys one of the experiment / workload / topology / cluster tables may set."""
     import dataclasses
 
     from emulation.topology import TopologyConfig
+    from workloads.cluster import ClusterConfig
     from workloads.generator import WorkloadConfig
     cls = {"experiment": ExperimentSection, "workload": WorkloadConfig,
-           "topology": TopologyConfig}[table]
+           "topology": TopologyConfig, "cluster": ClusterConfig}[table]
     return {f.name for f in dataclasses.fields(cls) if f.init}
 
 
 def _set_dotted(tables: dict[str, Any], key: str, value: Any, where: str) -> None:
     parts = key.split(".")
-    if len(parts) != 2 or parts[0] not in ("experiment", "workload", "topology"):
-        raise ConfigError(f"{where}: key {key!r} must be 'experiment.X', 'workload.X' or 'topology.X'")
+    if len(parts) != 2 or parts[0] not in SWEPT_TABLES:
+        raise ConfigError(f"{where}: key {key!r} must be 'experiment.X', 'workload.X', "
+                          "'topology.X' or 'cluster.X'")
     known = _table_keys(parts[0])
     if parts[1] not in known:  # named here, not as if one sweep point were wrong
         raise ConfigError(f"{where}: unknown key '{key}' (known {parts[0]} keys: "
@@ -292,14 +300,20 @@ def point_error(path: Path, tables: dict[str, dict[str, Any]],
     or its error, by resolved path: one load per file; a missing trace file is left to
     the caller)."""
     from emulation.topology import TopologyConfig
-    from workloads.generator import WorkloadConfig
+    from workloads.generator import WorkloadConfig, check_trial_sizes
     try:
         exp = build(ExperimentSection, tables["experiment"], "experiment")
         topo = build(TopologyConfig, tables["topology"], "topology")
+        cluster = point_cluster(tables)
         if exp.trace and not (path.parent / exp.trace).resolve().exists():
             return None
+        if exp.trace and cluster is not None:
+            raise ConfigError("[cluster]: places the trials of generated traces; "
+                              "experiment.trace names a pinned trace file")
         workload = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
                     for seed in (exp.seeds[:1] if exp.trace else exp.seeds)][0]
+        if not exp.trace:
+            check_trial_sizes(workload, cluster)
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()
             if str(tp) not in trace_hosts:
@@ -317,6 +331,15 @@ def point_error(path: Path, tables: dict[str, dict[str, Any]],
     except ConfigError as exc:
         return str(exc)
     return None
+
+
+def point_cluster(tables: dict[str, dict[str, Any]]) -> Any:
+    """The ``ClusterConfig`` of one sweep point's tables, or None for a file without a
+    ``[cluster]`` table (pinned traces)."""
+    from workloads.cluster import ClusterConfig
+    if "cluster" not in tables:
+        return None
+    return build(ClusterConfig, tables["cluster"], "cluster")
 
 
 def load_experiment(path: Path, *, full: bool) -> list[RunSpec]:
@@ -378,8 +401,10 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
                for seed in seeds]
         hosts = (trace_hosts[trace_path] if trace_path
                  else tuple(f"h{i}" for i in range(wls[0].num_hosts)))
+        cluster = point_cluster(tables)
+        cluster_cfg = to_dict(cluster) if cluster is not None else {}
         params = _canonical_params(params, {"experiment": to_dict(exp), "topology": to_dict(topo),
-                                            "workload": to_dict(wls[0])})
+                                            "workload": to_dict(wls[0]), "cluster": cluster_cfg})
         note = check_topology_hosts(topo, hosts, hosts_key=_hosts_key(exp, wls[0], hosts))
         if note and f"{path}: {note}{at}" not in notes:
             notes.append(f"{path}: {note}{at}")
@@ -393,7 +418,8 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
                                      policy=policy, seed=seed, params=params,
                                      experiment_cfg=exp_cfg, workload=to_dict(wl),
                                      topology=to_dict(topo), trace_path=trace_path,
-                                     trace_sha256=trace_sha, repetition=rep))
+                                     trace_sha256=trace_sha, repetition=rep,
+                                     cluster=cluster_cfg))
     check_workload_keys(path, [tables["workload"] for _, tables in points])
     check_swept_file_values(path, data, points, full=full)
     return specs, notes
@@ -421,9 +447,10 @@ def check_swept_file_values(path: Path, data: dict[str, Any],
     point (the point's tables with the file's value put back; ``sweep_points``): a
     mistyped or out-of-range value is an error even where no run uses it."""
     from emulation.topology import TopologyConfig
+    from workloads.cluster import ClusterConfig
     from workloads.generator import WorkloadConfig
     sections = {"experiment": ExperimentSection, "workload": WorkloadConfig,
-                "topology": TopologyConfig}
+                "topology": TopologyConfig, "cluster": ClusterConfig}
     base = {t: dict(data.get(t, {})) for t in sections}
     if full:
         for k, v in data.get("full", {}).items():
@@ -457,8 +484,12 @@ def sweep_points(path: Path, data: dict[str, Any], *, full: bool
                  ) -> list[tuple[dict[str, Any], dict[str, dict[str, Any]]]]:
     """Every sweep point of an experiment file's tables ``data``: (the swept values by
     dotted key, the point's experiment / workload / topology tables as written, with
-    ``[full]`` applied first when ``full``); one point without a ``[sweep]``."""
+    ``[full]`` applied first when ``full``; the cluster table when the file has one or
+    sweeps one of its keys); one point without a ``[sweep]``."""
     base = {t: dict(data.get(t, {})) for t in ("experiment", "workload", "topology")}
+    if "cluster" in data or any(k.startswith("cluster.") for k in
+                                (*data.get("sweep", {}), *data.get("full", {}))):
+        base["cluster"] = dict(data.get("cluster", {}))
     scratch: dict[str, dict[str, Any]] = {}  # [full]'s keys are named without --full too
     for k, v in data.get("full", {}).items():
         _set_dotted(base if full else scratch, k, v, f"{path} [full]")

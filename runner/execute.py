@@ -35,19 +35,26 @@ from workloads.config import build
 
 
 def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
-    """Write (once) the run's trace and its lower bound; returns (trace path, lb path)."""
+    """Write (once) the run's trace and its lower bound; returns (trace path, lb path).
+    A trace placed during the run has no shared bound (lb path ""): each run bounds its
+    own placement."""
     from emulation.scheduler.lower_bound import lower_bound
     from emulation.topology import TopologyConfig, build_topology
     from workloads import coflow_benchmark, trace as trace_mod
+    from workloads.cluster import ClusterConfig
     from workloads.generator import WorkloadConfig, generate
     traces = out_root / spec.experiment / "traces"
     traces.mkdir(parents=True, exist_ok=True)
-    key_src = spec.trace_sha256 or json.dumps(spec.workload, sort_keys=True)
+    key_src = spec.trace_sha256 or json.dumps(
+        [spec.workload, spec.cluster] if spec.cluster else spec.workload, sort_keys=True)
     key = hashlib.sha256(key_src.encode()).hexdigest()[:16]
     tpath = Path(spec.trace_path) if spec.trace_path else traces / f"{key}.json"
     if not spec.trace_path and not tpath.exists():
-        t = generate(build(WorkloadConfig, spec.workload, "workload"))
+        cluster = build(ClusterConfig, spec.cluster, "cluster") if spec.cluster else None
+        t = generate(build(WorkloadConfig, spec.workload, "workload"), cluster=cluster)
         write_atomic(tpath, lambda tmp: trace_mod.save(t, tmp))
+    if spec.cluster:  # the bound depends on each run's own placement: run_fluid computes it
+        return str(tpath), ""
     cfg = spec.experiment_cfg
     lb_key = hashlib.sha256(json.dumps([key, spec.topology, cfg["release_at_zero"]],
                                        sort_keys=True).encode()).hexdigest()[:16]
@@ -127,7 +134,7 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
     from workloads import coflow_benchmark
     trace = coflow_benchmark.load_any(trace_path)
     topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
-    lb = json.loads(Path(lb_path).read_text())
+    lb = json.loads(Path(lb_path).read_text()) if lb_path else {"lower_bound_avg_sct_s": None}
     cfg = spec.experiment_cfg
     return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
                      outdir=outdir, priority_classes=cfg["priority_classes"],
@@ -165,7 +172,9 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
                       outdir=outdir, priority_classes=cfg["priority_classes"],
                       rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
                       release_at_zero=cfg["release_at_zero"], extra=_run_extra(spec))
-    lb = json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"]  # unscaled trace
+    # the unscaled trace's bound; a trace placed during the run: this run's own placement
+    lb = (json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"] if lb_path
+          else run["lower_bound_avg_sct_s"])
     twin = run_fluid(trace=trace, trace_path=trace_path, topology=build_topology(topo_cfg, trace.hosts),
                      policy=spec.policy, outdir=outdir / "twin",
                      priority_classes=cfg["priority_classes"],

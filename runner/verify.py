@@ -48,7 +48,7 @@ def spec_from_record(run_dir: Path) -> RunSpec:
                    policy=cfg["policy"], seed=cfg["seed"], params=cfg["params"],
                    experiment_cfg=cfg["experiment_cfg"], workload=cfg["workload"],
                    topology=cfg["topology"], trace_path=trace_path,
-                   trace_sha256=cfg.get("trace_sha256", ""))
+                   trace_sha256=cfg.get("trace_sha256", ""), cluster=cfg.get("cluster", {}))
 
 
 def _stage_scts(run_dir: Path) -> dict[str, str]:

@@ -224,11 +224,11 @@ def test_two_files_making_the_same_runs_are_both_named(tmp_path):
 
 def test_a_bad_value_a_tenant_inherits_is_named_where_it_is_written():
     from workloads.config import ConfigError, build
-    from workloads.generator import WorkloadConfig
+    from workloads.generator import WorkloadConfig, check_trial_sizes
     table = {"algorithm": "mix", "num_hosts": 16, "gpu_mix": {"2": 1.0, "32": 1.0},
              "tenants": [{"algorithm": "sha", "weight": 1.0}]}
     with pytest.raises(ConfigError) as exc:
-        build(WorkloadConfig, table, "workload")
+        check_trial_sizes(build(WorkloadConfig, table, "workload"), None)
     assert str(exc.value) == "workload.gpu_mix.32: needs 32 hosts but num_hosts = 16"
     table = {**table, "gpu_mix": {"2": 1.0}, "tenants": [{"algorithm": "sha", "weight": 1.0,
                                                          "eta": 1}]}

@@ -71,12 +71,18 @@ def test_packed_placement_is_consecutive():
     ({"num_apps": "three"}, "workload.num_apps"),
     ({"models": {"nosuchnet": 1}}, "workload.models.nosuchnet"),
     ({"algorithm": "bohb"}, "workload.algorithm"),
-    ({"gpu_mix": {"32": 1}}, "workload.gpu_mix.32"),
     ({"models": {"inception_v3": 1}}, "inception_v3"),
 ])
 def test_bad_config_names_the_key(table, needle):
     with pytest.raises(ConfigError, match=needle.replace(".", r"\.")):
         cfg(**table)
+
+
+def test_a_pinned_trial_larger_than_the_hosts_names_the_key():
+    """Without a cluster every worker needs a host of its own: 32 GPUs on 16 hosts fail
+    (with a cluster of 8 GPUs per host they fit: tests/test_cluster.py)."""
+    with pytest.raises(ConfigError, match=r"workload\.gpu_mix\.32: needs 32 hosts"):
+        generate(cfg(gpu_mix={"32": 1}))
 
 
 def test_unknown_top_level_table(tmp_path):

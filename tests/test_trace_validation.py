@@ -113,9 +113,9 @@ def test_unknown_key_is_rejected_in_the_config_loaders_form(good, tmp_path):
     p.write_text(json.dumps(d))
     r = run_validate(p)
     assert r.returncode == 2
-    assert r.stderr == (f"error: {p}: unknown key 'apps[0].stages[1].jobs[0].compute_seconds' "
-                        "(known: coflows, compute_s, hosts, iterations, job_id, model, pattern, "
-                        "trial_id)\n")
+    assert r.stderr.startswith(f"error: {p}: unknown key "
+                               "'apps[0].stages[1].jobs[0].compute_seconds' (known: ")
+    assert "compute_s, gpus, hosts" in r.stderr
 
 
 @pytest.mark.parametrize("mutate,key", [

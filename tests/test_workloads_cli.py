@@ -9,6 +9,7 @@ import pytest
 from runner.config import load_experiment
 from tests.conftest import PYTHON, REPO
 from workloads import trace as trace_mod
+from workloads.cluster import ClusterConfig
 from workloads.config import build, load_toml
 from workloads.generator import WorkloadConfig, generate
 
@@ -41,7 +42,8 @@ def test_every_experiment_toml_generates(path, tmp_path):
     assert t.seed == want_seed
     if not load_toml(path).get("sweep"):
         # no sweep: the suite's own trace for that seed, byte for byte
-        ref = generate(build(WorkloadConfig, spec.workload, "workload"))
+        cluster = build(ClusterConfig, spec.cluster, "cluster") if spec.cluster else None
+        ref = generate(build(WorkloadConfig, spec.workload, "workload"), cluster=cluster)
         assert spec.seed == want_seed and trace_mod.dumps(ref) == trace_mod.dumps(t)
 
 

@@ -26,6 +26,7 @@ if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly t
     interrupts_end_quietly()
 
 from workloads import coflow_benchmark, trace
+from workloads.cluster import ClusterConfig
 from workloads.config import ConfigError, build, load_toml
 from workloads.generator import WorkloadConfig, generate
 
@@ -69,7 +70,8 @@ def read_experiment(path: str | Path, seed: int | None = None
         unused.append("[workload] (the experiment runs experiment.trace)")
     if "topology" in data:
         unused.append(f"[topology] (apply it: python -m emulation.fluid TRACE --config {p})")
-    runner = [f"[{t}]" for t in TABLES if t in data and t not in ("workload", "topology")]
+    runner = [f"[{t}]" for t in TABLES if t in data
+              and t not in ("workload", "topology", "cluster")]
     if runner:
         unused.append(f"{', '.join(runner)} (the suite runner's: run_experiments.py)")
     if trace_file is not None:
@@ -80,6 +82,14 @@ def read_experiment(path: str | Path, seed: int | None = None
     note = (f"note: {p}: generate uses {uses}" + (f"; not used: {'; '.join(unused)}" if unused else "")
             if unused or trace_file is not None else None)
     return (None if trace_file is not None else cfg), trace_file, note
+
+
+def read_cluster(path: str | Path) -> ClusterConfig | None:
+    """The file's ``[cluster]`` table (its trials are placed during the run), or None."""
+    data = load_toml(path)
+    if "cluster" not in data:
+        return None
+    return _in(Path(path), build, ClusterConfig, data["cluster"], "cluster")
 
 
 def workload_config_from_toml(path: str | Path, seed: int | None = None) -> WorkloadConfig:
@@ -100,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             ["python -m workloads generate experiments/default.toml -o runs/trace.json",
              "python -m workloads summary data/FB2010-1Hr-150-0.txt",
              "python -m workloads validate runs/trace.json"],
-            "generate builds the trace of the file's [workload] table (an experiment that "
+            "generate builds the trace of the file's [workload] table, its trials placed "
+            "during the run on the file's [cluster] if it has one (an experiment that "
             "runs a trace file, [experiment] trace, writes that file as JSON); the other "
             "tables are checked, and named on stderr as not used: [topology] is applied by "
             "python -m emulation.fluid TRACE --config FILE, [sweep] and [full] by "
@@ -148,13 +159,17 @@ def main(argv: list[str] | None = None) -> int:
             cfg, trace_file, note = read_experiment(args.config, seed=args.seed)
             if note:
                 print(note, file=sys.stderr)
-            t = generate(cfg) if cfg is not None else coflow_benchmark.load_any(trace_file)
+            t = (generate(cfg, cluster=read_cluster(args.config)) if cfg is not None
+                 else coflow_benchmark.load_any(trace_file))
             Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # runs/ in a fresh clone
             trace.save(t, args.output)
             n_coflows = sum(j.iterations * len(j.coflows) for j in t.jobs())
             seed = "none" if t.seed is None else t.seed
+            what = (f"{n_coflows} coflows" if t.cluster is None else
+                    f"{len(t.jobs())} trials placed during the run on "
+                    f"{t.cluster['gpus_per_host']} GPUs per host ({t.cluster['placement']})")
             print(f"wrote {args.output}: seed {seed}, {len(t.apps)} apps, "
-                  f"{n_coflows} coflows, sha256 {trace.sha256(t)[:12]}")
+                  f"{what}, sha256 {trace.sha256(t)[:12]}")
         elif args.cmd == "summary":
             t = coflow_benchmark.load_any(args.file)
             summ = t.summary()

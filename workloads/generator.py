@@ -5,6 +5,11 @@ turns it into a ``Trace``. Same config (seed included) -> byte-identical trace.
 
 Modelling choices (``docs/design.md``, section 4.1; their reasons: ``docs/design-notes.md``,
 "Workloads"):
+- With a cluster (``generate(cfg, cluster=...)``, the ``[cluster]`` table), a trial is
+  not placed here: each job carries its GPUs, model size and shards, and the run's
+  cluster scheduler places it (``workloads/cluster.py``, ``emulation/admission.py``);
+  the same seed then gives the same trials and scores for every cluster. Without one,
+  the trace is pinned as below (the pinned experiments).
 - Apps arrive as a Poisson process of rate ``arrival_rate_per_s``; the first at t = 0.
 - Each app tunes one model (drawn from ``models``) with one trial size (GPUs per trial,
   drawn from ``gpu_mix``, default 2, 4 or 8 with equal weight: every app communicates;
@@ -38,6 +43,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from workloads import hpo
+from workloads.cluster import ClusterConfig
 from workloads.models import get_model
 from workloads.config import ConfigError, as_toml, to_dict
 from workloads.sync import parameter_server, ring_allreduce
@@ -112,7 +118,8 @@ class WorkloadConfig:
     tenants: tuple[Tenant, ...] = ()
 
     def check(self, where: str = "workload") -> None:
-        """Range checks; ConfigError naming the key."""
+        """Range checks; ConfigError naming the key. Whether each trial size fits the
+        hosts depends on the cluster too: ``check_trial_sizes``."""
         def bad(key: str, why: str) -> None:
             raise ConfigError(f"{where}.{key}: {why}")
         if self.num_apps < 1:
@@ -158,15 +165,33 @@ class WorkloadConfig:
                 bad(f"gpu_mix.{k}", "keys must be GPU counts >= 1")
             if w < 0:
                 bad(f"gpu_mix.{k}", "weight must be >= 0")
-            extra = self.ps_servers if self.sync_pattern == "ps" else 0
-            if int(k) + extra > self.num_hosts and w > 0:
-                bad(f"gpu_mix.{k}", f"needs {int(k) + extra} hosts but num_hosts = {self.num_hosts}")
         if sum(self.models.values()) <= 0 or sum(self.gpu_mix.values()) <= 0:
             bad("models" if sum(self.models.values()) <= 0 else "gpu_mix", "weights sum to 0")
         # each tenant: the table's values with its own; checked after the table's, so a
         # bad value the tenant inherits is named where it is written
         for i, t in enumerate(self.tenants if self.algorithm == "mix" else ()):
             dataclasses.replace(self, tenants=(), **t.overrides()).check(f"{where}.tenants[{i}]")
+
+
+def check_trial_sizes(cfg: WorkloadConfig, cluster: ClusterConfig | None,
+                      where: str = "workload") -> None:
+    """ConfigError naming the ``gpu_mix`` key of a trial size that cannot run: without a
+    cluster, one host per worker and per parameter server; with one, the empty cluster."""
+    for k, w in cfg.gpu_mix.items():
+        if w <= 0:
+            continue
+        if cluster is None:
+            extra = cfg.ps_servers if cfg.sync_pattern == "ps" else 0
+            if int(k) + extra > cfg.num_hosts:
+                raise ConfigError(f"{where}.gpu_mix.{k}: needs {int(k) + extra} hosts but "
+                                  f"num_hosts = {cfg.num_hosts}")
+        elif not cluster.fits_empty(int(k), cfg.num_hosts):
+            raise ConfigError(f"{where}.gpu_mix.{k}: a trial of {k} GPUs does not fit "
+                              f"{cfg.num_hosts} hosts of cluster.gpus_per_host = "
+                              f"{cluster.gpus_per_host} (placement \"{cluster.placement}\")")
+    for i, t in enumerate(cfg.tenants if cfg.algorithm == "mix" else ()):
+        check_trial_sizes(dataclasses.replace(cfg, tenants=(), **t.overrides()), cluster,
+                          f"{where}.tenants[{i}]")
 
 
 def unread_workload_keys(table: Mapping[str, Any], where: str = "workload") -> dict[str, str]:
@@ -231,14 +256,18 @@ class _Trial:
 class _AppBuilder:
     """Builds one app's stages; holds the app-wide model, trial size and pattern."""
 
-    def __init__(self, cfg: WorkloadConfig, rng: np.random.Generator, app_id: str):
+    def __init__(self, cfg: WorkloadConfig, rng: np.random.Generator, app_id: str,
+                 placed_at_run_time: bool = False):
         self.cfg, self.rng, self.app_id = cfg, rng, app_id
         self.model = get_model(_pick(rng, cfg.models))
         self.gpus = int(_pick(rng, cfg.gpu_mix))
+        self.placed_at_run_time = placed_at_run_time
         self.stages: list[Stage] = []
 
     def trial(self, trial_id: str) -> _Trial:
         cfg = self.cfg
+        if self.placed_at_run_time:
+            return _Trial(trial_id, [], [], float(self.rng.random()))
         k = cfg.ps_servers if cfg.sync_pattern == "ps" else 0
         hosts = _place(self.rng, cfg, self.gpus + k)
         workers, servers = hosts[: self.gpus], hosts[self.gpus:]
@@ -252,21 +281,27 @@ class _AppBuilder:
         return max(1, round(units * self.cfg.iterations_per_unit))
 
     def job(self, stage_id: str, t: _Trial, units: float) -> Job:
+        placed = ({"gpus": self.gpus, "model_size_bytes": int(self.model.size_bytes),
+                   "ps_servers": self.cfg.ps_servers if self.cfg.sync_pattern == "ps" else 0}
+                  if self.placed_at_run_time else {})
         return Job(job_id=f"{stage_id}/{t.trial_id.rsplit('/', 1)[-1]}", trial_id=t.trial_id,
                    model=self.model.name, pattern=self.cfg.sync_pattern, hosts=tuple(t.hosts),
                    iterations=self.iterations(units), compute_s=float(self.model.compute_s),
-                   coflows=tuple(t.coflows))
+                   coflows=tuple(t.coflows), **placed)
 
-    def add_stage(self, stage_id: str, deps: list[str], jobs: list[Job]) -> str:
-        self.stages.append(Stage(stage_id, self.app_id, 1.0, tuple(deps), tuple(jobs)))
+
+    def add_stage(self, stage_id: str, deps: list[str], jobs: list[Job],
+                  asha: dict | None = None) -> str:
+        self.stages.append(Stage(stage_id, self.app_id, 1.0, tuple(deps), tuple(jobs), asha))
         return stage_id
 
     def bracket(self, tag: str, rungs: list[hpo.Rung], prev: str | None) -> str | None:
         trials = [self.trial(f"{self.app_id}/{tag}t{i}") for i in range(rungs[0].n)]
         done_units = 0.0
         for i, rung in enumerate(rungs):
-            alive = sorted(trials, key=lambda t: (t.score, t.trial_id))[: rung.n]
-            alive.sort(key=lambda t: int(t.trial_id.rsplit("t", 1)[-1]))
+            keep = set(hpo.survivors({t.trial_id: t.score for t in trials}, rung.n))
+            alive = sorted((t for t in trials if t.trial_id in keep),
+                           key=lambda t: int(t.trial_id.rsplit("t", 1)[-1]))
             units = rung.r - done_units if self.cfg.resume_promoted else rung.r
             sid = f"{self.app_id}/{tag}r{i}"
             prev = self.add_stage(sid, [prev] if prev else [],
@@ -278,6 +313,9 @@ class _AppBuilder:
     def asha(self) -> None:
         cfg = self.cfg
         trials = [self.trial(f"{self.app_id}/t{i}") for i in range(cfg.asha_num_trials)]
+        if self.placed_at_run_time:
+            self.asha_segments(trials)
+            return
         unit_s = np.array([cfg.iterations_per_unit * (
             self.model.compute_s + sum(c.size_bytes for c in t.coflows) * 8 / NOMINAL_RATE_BPS)
             for t in trials])
@@ -293,6 +331,20 @@ class _AppBuilder:
                 if trigger not in deps:
                     deps.append(trigger)
             self.add_stage(sid, deps, [self.job(sid, trials[seg.trial], seg.units)])
+
+
+    def asha_segments(self, trials: list[_Trial]) -> None:
+        """Every segment each trial could train, rung by rung, each judged during the run
+        (``Stage.asha``): a trial's segment of rung k > 0 runs only if the run's ASHA rule
+        lets it go on after rung k - 1."""
+        levels = hpo.asha_levels(self.cfg.asha_grace, self.cfg.max_resource, self.cfg.eta)
+        for i, t in enumerate(trials):
+            prev = None
+            for k, level in enumerate(levels):
+                sid = f"{self.app_id}/t{i}/r{k}"
+                units = level - (levels[k - 1] if k else 0.0)
+                prev = self.add_stage(sid, [prev] if prev else [], [self.job(sid, t, units)],
+                                      {"rung": k, "score": t.score, "eta": self.cfg.eta})
 
 
 def _hyperband(b: _AppBuilder) -> None:
@@ -314,9 +366,14 @@ TUNER_BUILDERS = {"random": _random, "sha": _sha, "hyperband": _hyperband,
                   "asha": _AppBuilder.asha}
 
 
-def generate(cfg: WorkloadConfig) -> Trace:
-    """Build the trace ``cfg`` describes (deterministic in ``cfg.seed``)."""
+def generate(cfg: WorkloadConfig, cluster: ClusterConfig | None = None) -> Trace:
+    """Build the trace ``cfg`` describes (deterministic in ``cfg.seed``); with ``cluster``,
+    its trials are placed during the run on that cluster (ConfigError if a trial size of
+    ``gpu_mix`` cannot fit the empty cluster)."""
     cfg.check()
+    if cluster is not None:
+        cluster.check()
+    check_trial_sizes(cfg, cluster)
     rng = np.random.default_rng(cfg.seed)
     gaps = rng.exponential(1.0 / cfg.arrival_rate_per_s, size=cfg.num_apps)
     arrivals = np.concatenate([[0.0], np.cumsum(gaps[1:])])
@@ -328,10 +385,11 @@ def generate(cfg: WorkloadConfig) -> Trace:
             w = np.array([t.weight for t in cfg.tenants], dtype=float)
             tenant = cfg.tenants[int(rng.choice(len(w), p=w / w.sum()))]
             app_cfg = dataclasses.replace(cfg, tenants=(), **tenant.overrides())
-        b = _AppBuilder(app_cfg, rng, app_id)
+        b = _AppBuilder(app_cfg, rng, app_id, placed_at_run_time=cluster is not None)
         TUNER_BUILDERS[app_cfg.algorithm](b)
         apps.append(App(app_id, round(float(arrivals[a]), 6), app_cfg.algorithm,
                         tuple(b.stages)))
     return Trace(seed=cfg.seed, endpoints="hosts",
                  hosts=tuple(f"h{i}" for i in range(cfg.num_hosts)), apps=tuple(apps),
-                 meta={"generator": "workloads.generator", "workload": to_dict(cfg)})
+                 meta={"generator": "workloads.generator", "workload": to_dict(cfg)},
+                 cluster=to_dict(cluster) if cluster is not None else None)

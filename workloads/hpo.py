@@ -47,6 +47,12 @@ def successive_halving(n: int, r: float, eta: int, num_rungs: int | None = None)
     return rungs
 
 
+def survivors(scores: dict[str, float], n: int) -> list[str]:
+    """The ``n`` best of a rung's results (lower score is better; ties by id): the trials
+    that go on after a synchronous rung (SHA, Hyperband)."""
+    return sorted(scores, key=lambda t: (scores[t], t))[:n]
+
+
 def hyperband(R: int, eta: int) -> list[list[Rung]]:
     """All Hyperband brackets s = s_max..0, each a list of rungs (Li et al. 2018, Alg. 1)."""
     if R < 1 or eta < 2:
@@ -76,6 +82,18 @@ class AshaSegment:
     promoted_by: int | None
 
 
+def asha_levels(grace: float, max_resource: float, rf: int) -> list[float]:
+    """ASHA's rungs: the resource levels ``grace * rf^k <= max_resource``."""
+    levels = []
+    r = float(grace)
+    while r <= max_resource + 1e-9:
+        levels.append(r)
+        r *= rf
+    if not levels:
+        raise ValueError("asha: grace must be <= max_resource")
+    return levels
+
+
 def asha(num_trials: int, grace: float, max_resource: float, rf: int,
          scores: np.ndarray, nominal_unit_s: np.ndarray) -> list[AshaSegment]:
     """Asynchronous SHA (Li et al., MLSys 2020) resolved under nominal, contention-free timing.
@@ -88,13 +106,7 @@ def asha(num_trials: int, grace: float, max_resource: float, rf: int,
     """
     if len(scores) != num_trials or len(nominal_unit_s) != num_trials:
         raise ValueError("scores and nominal_unit_s need one entry per trial")
-    levels = []
-    r = float(grace)
-    while r <= max_resource + 1e-9:
-        levels.append(r)
-        r *= rf
-    if not levels:
-        raise ValueError("asha: grace must be <= max_resource")
+    levels = asha_levels(grace, max_resource, rf)
     segments: list[AshaSegment] = []
     # event = (time, tiebreak, trial, rung reached)
     import heapq

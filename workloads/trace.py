@@ -18,6 +18,14 @@ coflow; parameter server: push then pull); the next iteration starts when the la
 finished (BSP). A stage starts at its app's arrival once every stage in ``depends_on``
 has completed, and ends when all its jobs have run all their iterations.
 
+A trace with a ``cluster`` (``{"gpus_per_host": 8, "placement": "pack",
+"max_concurrent_trials": 0}``, ``workloads/cluster.py``) runs its trials on servers with
+GPUs: each job says how many GPUs it needs (``gpus``), its model's size
+(``model_size_bytes``) and its parameter-server shards (``ps_servers``), and leaves
+``hosts`` and ``coflows`` empty; the run places it when GPUs are free and derives its
+coflows from the placement. A trace without ``cluster`` is pinned: every job's hosts and
+flows are fixed in the file (the FB2010 and imported coflow traces).
+
 ``endpoints`` is ``"hosts"`` for HPO traces (a flow's src and dst differ) or ``"ports"``
 for traces imported from the coflow-benchmark format, whose endpoints are switch ports
 (racks): there a flow may go from a port to itself, crossing its ingress and egress link.
@@ -77,6 +85,11 @@ class Job:
     iterations: int
     compute_s: float
     coflows: tuple[CoflowSpec, ...]
+    # a trial the cluster places during the run (``gpus`` > 0): no hosts and no coflows
+    # in the trace; its coflows follow from its placement (``workloads.cluster``)
+    gpus: int = 0
+    model_size_bytes: int = 0
+    ps_servers: int = 0
 
     @property
     def bytes_per_iteration(self) -> int:
@@ -92,6 +105,10 @@ class Stage:
     weight: float
     depends_on: tuple[str, ...]
     jobs: tuple[Job, ...]
+    # one ASHA segment whose rung the tuner judges during the run (``{"rung": k,
+    # "score": s, "eta": e}``, lower score better); a segment of rung k > 0 runs only if
+    # the run's ASHA rule lets its trial go on after rung k - 1 (``emulation/tuner.py``)
+    asha: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +131,9 @@ class Trace:
     apps: tuple[App, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     version: int = VERSION
+    # the GPU cluster its trials run on (``workloads.cluster.ClusterConfig`` as a dict):
+    # set exactly when its jobs are placed during the run
+    cluster: dict[str, Any] | None = None
 
     def stages(self) -> list[Stage]:
         return [s for a in self.apps for s in a.stages]
@@ -154,7 +174,7 @@ class Trace:
 
 def to_dict(trace: Trace) -> dict[str, Any]:
     """The JSON-able form of ``trace`` (schema above)."""
-    return {
+    out = {
         "format": FORMAT,
         "version": trace.version,
         "seed": trace.seed,
@@ -171,6 +191,7 @@ def to_dict(trace: Trace) -> dict[str, Any]:
                         "stage_id": s.stage_id,
                         "weight": s.weight,
                         "depends_on": list(s.depends_on),
+                        **({"asha": dict(s.asha)} if s.asha is not None else {}),
                         "jobs": [
                             {
                                 "job_id": j.job_id,
@@ -185,6 +206,8 @@ def to_dict(trace: Trace) -> dict[str, Any]:
                                                 "size_bytes": f.size_bytes} for f in c.flows]}
                                     for c in j.coflows
                                 ],
+                                **({"gpus": j.gpus, "model_size_bytes": j.model_size_bytes,
+                                    "ps_servers": j.ps_servers} if j.gpus else {}),
                             }
                             for j in s.jobs
                         ],
@@ -195,6 +218,9 @@ def to_dict(trace: Trace) -> dict[str, Any]:
             for a in trace.apps
         ],
     }
+    if trace.cluster is not None:
+        out["cluster"] = dict(trace.cluster)
+    return out
 
 
 def dumps(trace: Trace) -> str:
@@ -255,11 +281,12 @@ def _number(obj: Any, key: str, where: str, *, minimum: float = 0.0) -> float:
 
 # the keys each object of schema version 1 may hold (``meta`` is free-form)
 KEYS = {
-    "trace": frozenset({"format", "version", "seed", "endpoints", "hosts", "meta", "apps"}),
+    "trace": frozenset({"format", "version", "seed", "endpoints", "hosts", "meta", "apps",
+                        "cluster"}),
     "app": frozenset({"app_id", "arrival_s", "algorithm", "stages"}),
-    "stage": frozenset({"stage_id", "weight", "depends_on", "jobs"}),
+    "stage": frozenset({"stage_id", "weight", "depends_on", "jobs", "asha"}),
     "job": frozenset({"job_id", "trial_id", "model", "pattern", "hosts", "iterations",
-                      "compute_s", "coflows"}),
+                      "compute_s", "coflows", "gpus", "model_size_bytes", "ps_servers"}),
     "coflow": frozenset({"flows"}),
     "flow": frozenset({"src", "dst", "size_bytes"}),
 }
@@ -304,6 +331,9 @@ def validate_dict(data: Any) -> Trace:
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise TraceError("trace: 'meta' must be an object")
+    cluster = data.get("cluster")
+    if cluster is not None:
+        _check_cluster(cluster, len(hosts))
     seen_ids: set[str] = set()
 
     def fresh(kind: str, ident: str, where: str) -> str:
@@ -373,6 +403,15 @@ def validate_dict(data: Any) -> Trace:
                     if not flows:
                         raise TraceError(f"{cwhere}: 'flows' is empty")
                     coflows.append(CoflowSpec(tuple(flows)))
+                gpus = _get(j, "gpus", int, jwhere) if "gpus" in j else 0
+                if gpus < 0 or (gpus > 0) != (cluster is not None):
+                    raise TraceError(f"{jwhere}: 'gpus' must be > 0 exactly when the trace "
+                                     f"has a 'cluster', got {gpus}")
+                if gpus and (jhosts or coflows):
+                    raise TraceError(f"{jwhere}: a job with 'gpus' is placed during the run: "
+                                     "its 'hosts' and 'coflows' must be empty")
+                placed = {k: _get(j, k, int, jwhere) for k in ("model_size_bytes", "ps_servers")
+                          if gpus}
                 jobs.append(Job(
                     job_id=job_id,
                     trial_id=_get(j, "trial_id", str, jwhere),
@@ -382,15 +421,64 @@ def validate_dict(data: Any) -> Trace:
                     iterations=iterations,
                     compute_s=_number(j, "compute_s", jwhere),
                     coflows=tuple(coflows),
+                    gpus=gpus,
+                    **placed,
                 ))
             if not jobs:
                 raise TraceError(f"{swhere}: 'jobs' is empty")
-            stages.append(Stage(stage_id, app_id, weight, tuple(deps), tuple(jobs)))
+            asha = s.get("asha")
+            if asha is not None:
+                _check_asha(asha, swhere, cluster is not None)
+            stages.append(Stage(stage_id, app_id, weight, tuple(deps), tuple(jobs), asha))
             stage_ids.add(stage_id)
         if not stages:
             raise TraceError(f"{where}: 'stages' is empty")
+        _check_asha_chains(stages, where)
         apps.append(App(app_id, arrival, algorithm, tuple(stages)))
     if not apps:
         raise TraceError("trace: 'apps' is empty")
     return Trace(seed=seed, endpoints=endpoints, hosts=tuple(hosts), apps=tuple(apps),
-                 meta=meta, version=version)
+                 meta=meta, version=version, cluster=cluster)
+
+
+def _check_asha(asha: Any, where: str, has_cluster: bool) -> None:
+    """TraceError unless ``asha`` is ``{"rung": int >= 0, "score": number, "eta": int >= 2}``
+    in a trace with a cluster."""
+    if not has_cluster:
+        raise TraceError(f"{where}: 'asha' (decided during the run) needs a trace 'cluster'")
+    if not isinstance(asha, dict) or set(asha) != {"rung", "score", "eta"}:
+        raise TraceError(f"{where}: 'asha' must be an object with rung, score and eta")
+    if _get(asha, "rung", int, where) < 0 or _get(asha, "eta", int, where) < 2:
+        raise TraceError(f"{where}: 'asha' needs rung >= 0 and eta >= 2")
+    _get(asha, "score", (int, float), where)
+
+
+def _check_asha_chains(stages: list[Stage], where: str) -> None:
+    """TraceError unless each ASHA segment is one job, and each past rung 0 depends on
+    exactly its trial's segment of the rung before (what the run's rule gates)."""
+    by_id = {s.stage_id: s for s in stages}
+    for s in stages:
+        if s.asha is None:
+            continue
+        if len(s.jobs) != 1:
+            raise TraceError(f"{where} / stage {s.stage_id}: an 'asha' segment has one job")
+        prev = [by_id.get(d) for d in s.depends_on]
+        if s.asha["rung"] > 0 and not (
+                len(prev) == 1 and prev[0] is not None and prev[0].asha is not None
+                and prev[0].asha["rung"] == s.asha["rung"] - 1
+                and prev[0].jobs[0].trial_id == s.jobs[0].trial_id):
+            raise TraceError(f"{where} / stage {s.stage_id}: an 'asha' segment of rung "
+                             f"{s.asha['rung']} depends on exactly its trial's segment of "
+                             f"rung {s.asha['rung'] - 1}")
+
+
+def _check_cluster(cluster: Any, num_hosts: int) -> None:
+    """TraceError unless ``cluster`` is a valid ``[cluster]`` table (``workloads.cluster``)."""
+    from workloads.cluster import ClusterConfig
+    from workloads.config import ConfigError, build
+    if not isinstance(cluster, dict):
+        raise TraceError("trace: 'cluster' must be an object")
+    try:
+        build(ClusterConfig, cluster, "cluster")
+    except ConfigError as exc:
+        raise TraceError(f"trace: {exc}") from None

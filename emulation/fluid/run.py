@@ -8,6 +8,7 @@ what is simulated or recorded.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -17,7 +18,8 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
+from emulation.records import (cluster_facts, file_sha256, git_sha, summary_stats, versions,
+                               write_records)
 from emulation.scheduler import make_policy
 from emulation.scheduler.lower_bound import lower_bound
 from emulation.scheduler.lower_bound_cache import cached_lower_bound
@@ -51,7 +53,10 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     ``lb_cache_dir``: keep the lower bound there between runs
     (``emulation.scheduler.lower_bound_cache``; ``trace`` must be what ``trace_path``
     loads to); run.json then says whether it was read (``lower_bound_cache``). None:
-    computed here unless ``lb_avg_sct_s`` is given. ``write_flows=False``: no flows.csv.
+    computed here unless ``lb_avg_sct_s`` is given. A trace whose trials a cluster places
+    has no bound of its own: each run computes the bound of its own placement and ASHA
+    decisions, and ``lb_avg_sct_s`` and ``lb_cache_dir`` are not used.
+    ``write_flows=False``: no flows.csv.
     The compiled kernels are loaded before the simulation starts, so ``sim_wall_s`` is
     simulation only, in the first run of a process too."""
     from emulation import kernels
@@ -69,8 +74,13 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         progress.phase("simulating")
     res = sim.run()
     trace_sha256 = file_sha256(trace_path)
-    lb_cache = None
-    if lb_avg_sct_s is None:
+    lb_cache, apps, placed_facts = None, None, {}
+    if trace.cluster is not None:
+        lb_avg_sct_s, apps, placed_facts = _placed_run(
+            sim, res, trace, topology, policy=policy, policy_params=policy_params,
+            priority_classes=priority_classes, realloc=realloc, allocation=allocation,
+            release_at_zero=release_at_zero, progress=progress)
+    elif lb_avg_sct_s is None:
         if progress is not None:
             progress.phase("lower bound")
         if lb_cache_dir is None:
@@ -114,13 +124,69 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "versions": versions(),
         "git_sha": git_sha(),
         **({"lower_bound_cache": lb_cache} if lb_cache is not None else {}),
+        **placed_facts,
         **(extra or {}),
     }
     run["wall_s"] = time.perf_counter() - t0
     if progress is not None:
         progress.phase("writing records")
     return write_records(outdir, stages=res.stages, coflows=res.coflows, flows=res.flows, run=run,
-                         write_flows=write_flows)
+                         write_flows=write_flows, trials=res.trials, decisions=res.decisions,
+                         apps=apps)
+
+
+def _placed_run(sim: FluidSimulator, res, trace: Trace, topology: Topology, *, policy: str,
+                policy_params: dict[str, Any] | None, priority_classes: int, realloc: str,
+                allocation: str | None, release_at_zero: bool, progress: "Progress | None"
+                ) -> tuple[float, list[dict[str, Any]], dict[str, Any]]:
+    """For a run whose trials a cluster placed: the lower bound of its own placement and
+    decisions (docs/design.md, "Lower bound"), ``apps.csv``'s rows and run.json's cluster
+    facts."""
+    if progress is not None:
+        progress.phase("lower bound")
+    lb_avg_sct_s = lower_bound(sim.state.placed_trace(), topology,
+                               release_at_zero=release_at_zero).avg_sct_s
+    if progress is not None:
+        progress.phase("tuning jobs alone")
+    apps = tuning_jobs(trace, topology, res.stages, policy=policy,
+                       policy_params=policy_params, priority_classes=priority_classes,
+                       realloc=realloc, allocation=allocation, release_at_zero=release_at_zero)
+    facts = {**cluster_facts(res.trials, cluster=trace.cluster, num_hosts=len(trace.hosts),
+                             makespan_s=res.facts["simulated_s"]),
+             "lower_bound_of": "this run's placement and decisions",
+             "avg_normalised_jct": float(np.mean([a["normalised_jct"] for a in apps])),
+             "avg_jct_s": float(np.mean([a["jct_s"] for a in apps]))}
+    return lb_avg_sct_s, apps, facts
+
+
+def tuning_jobs(trace: Trace, topology: Topology, stages: list[dict], *, policy: str,
+                policy_params: dict[str, Any] | None, priority_classes: int, realloc: str,
+                allocation: str | None, release_at_zero: bool) -> list[dict[str, Any]]:
+    """``apps.csv``'s rows: each tuning job's completion time in the run (its last stage's
+    end - its arrival, 0 with ``release_at_zero``), the same tuning job alone on the empty
+    cluster under the same policy (its trace with only that app, arriving at 0), their
+    ratio (normalised JCT, as Crux and CASSINI report it) and the stages each ran (ASHA's
+    decisions follow each run's timing, so alone it may train other segments)."""
+    end: dict[str, float] = {}
+    ran: dict[str, int] = {}
+    for st in stages:
+        end[st["app_id"]] = max(end.get(st["app_id"], 0.0), st["end_s"])
+        ran[st["app_id"]] = ran.get(st["app_id"], 0) + 1
+    rows = []
+    for app in trace.apps:
+        alone_trace = dataclasses.replace(
+            trace, apps=(dataclasses.replace(app, arrival_s=0.0),))
+        sim = FluidSimulator(alone_trace, topology, make_policy(policy, **(policy_params or {})),
+                             priority_classes=priority_classes, realloc=realloc,
+                             allocation=allocation)
+        alone_stages = sim.run().stages
+        alone = max(s["end_s"] for s in alone_stages)
+        jct = end[app.app_id] - (0.0 if release_at_zero else app.arrival_s)
+        rows.append({"app_id": app.app_id, "algorithm": app.algorithm,
+                     "arrival_s": app.arrival_s, "jct_s": jct, "jct_alone_s": alone,
+                     "normalised_jct": jct / alone if alone > 0 else float("nan"),
+                     "stages": ran[app.app_id], "stages_alone": len(alone_stages)})
+    return rows
 
 
 # ---------------------------------------------------------------- command-line helpers

@@ -57,7 +57,6 @@ import pandas as pd
 from scapy.error import Scapy_Exception
 from scapy.utils import RawPcapNgReader, RawPcapReader
 
-from emulation.compiled_trace import compile_trace
 from emulation.lifetime import parent_death_setter
 from emulation.ids import coflow_id as coflow_name, flow_id
 from emulation.mininet.protocol import DATA_PORT, HEADER
@@ -358,12 +357,6 @@ def priority_isolation(packets: dict[str, dict[str, Any]], ports: dict[str, str]
             "departures_unmatched": unmatched}
 
 
-def trace_flow_sizes(trace) -> np.ndarray:
-    """Every template flow's size in ``compile_trace`` order (stages, jobs, coflows, flows)."""
-    return np.array([f.size_bytes for s in trace.stages() for j in s.jobs for c in j.coflows
-                     for f in c.flows], dtype=np.int64)
-
-
 def clock_map(clock: list[tuple[float, float]]):
     """pcap (CLOCK_REALTIME) seconds -> the driver's CLOCK_MONOTONIC.
 
@@ -404,18 +397,26 @@ def clock_steps(clock: list[tuple[float, float]], t0: float, *,
             for a, b in zip(clock, clock[1:]) if abs(b[1] - a[1]) >= min_step_s]
 
 
-def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: float,
-                    time_scale: float, num_classes: int,
-                    reported_stages: list[dict], release_at_zero: bool = False) -> dict[str, Any]:
+def capture_records(cap: Capture, out: Path, *, scaled, compiled, sizes: np.ndarray, clock,
+                    t0: float, time_scale: float, num_classes: int,
+                    reported_stages: list[dict], release_at_zero: bool = False,
+                    job_start_s: np.ndarray | None = None) -> dict[str, Any]:
     """Write ``flows_capture.csv``, ``coflows_capture.csv``, ``stages_capture.csv`` (trace
     seconds) and return run.json's capture-derived fields: avg SCT from the packets, its
-    agreement with the reported SCTs, priority isolation and the reader's speed."""
-    st = compile_trace(scaled, topo, release_at_zero=release_at_zero)
-    sizes = trace_flow_sizes(trace)
+    agreement with the reported SCTs, priority isolation and the reader's speed.
+    ``compiled``: the run's compiled trace as it ended (its flows numbered as the agents
+    named them, jobs placed during the run included); ``sizes``: each of those flows'
+    unscaled bytes (``ClusterState.flow_sizes``). ``job_start_s``: for a trace whose trials
+    a cluster placed, when each job got its GPUs (emulated seconds, the driver's), from
+    which a job with no traffic ends after its compute; the stages are those the run
+    reports (an ASHA segment whose trial stopped has none)."""
+    st = compiled
     conns = cap.parse()
     to_mono = clock_map(clock)
     tmpl_of_tf = np.repeat(np.arange(len(st.t_f0)), st.t_f1 - st.t_f0)
-    job_of_tmpl = np.repeat(np.arange(len(st.job_ids)), st.job_t1 - st.job_t0)
+    job_of_tmpl = np.zeros(len(st.t_f0), dtype=np.int64)  # jobs placed during the run: their
+    for j, (a, b) in enumerate(zip(st.job_t0.tolist(), st.job_t1.tolist())):  # templates
+        job_of_tmpl[a:b] = j                                   # follow in placement order
     # connections that carried a flow header, grouped into coflow instances
     by_cid: dict[int, list[dict]] = {}
     unnamed = 0
@@ -475,6 +476,7 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
             job_end[j] = end
     # stages: start = arrival or the capture-derived end of the stages depended on
     stages = scaled.stages()
+    reported = {r["stage_id"] for r in reported_stages}
     sidx = {s.stage_id: i for i, s in enumerate(stages)}
     arrival = {a.app_id: (0.0 if release_at_zero else a.arrival_s) for a in scaled.apps}
     start_em = np.full(len(stages), np.nan)
@@ -486,7 +488,9 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
                 continue
             resolved[i] = True
             start_em[i] = max([arrival[s.app_id], *(end_em[sidx[d]] for d in s.depends_on)])
-            je = [start_em[i] + st.job_iters[j] * st.job_compute[j]  # compute-only job
+            began = (lambda j: start_em[i]) if job_start_s is None else (
+                lambda j: job_start_s[j])
+            je = [began(j) + st.job_iters[j] * st.job_compute[j]  # compute-only job
                   if st.job_t1[j] == st.job_t0[j] else job_end.get(j, np.nan)
                   for j in st.stage_jobs[i]]
             end_em[i] = max(je) if je else start_em[i]  # max() keeps a NaN: incomplete
@@ -495,7 +499,8 @@ def capture_records(cap: Capture, out: Path, *, scaled, trace, topo, clock, t0: 
     stage_rows = [{"stage_id": s.stage_id, "app_id": s.app_id, "start_s": start_em[i] / time_scale,
                    "end_s": end_em[i] / time_scale, "sct_s": (end_em[i] - start_em[i]) / time_scale,
                    "start_emulated_s": start_em[i], "end_emulated_s": end_em[i],
-                   "sct_emulated_s": end_em[i] - start_em[i]} for i, s in enumerate(stages)]
+                   "sct_emulated_s": end_em[i] - start_em[i]} for i, s in enumerate(stages)
+                  if s.stage_id in reported]
     pd.DataFrame(flow_rows, columns=CAPTURE_FLOW_COLUMNS).to_csv(out / "flows_capture.csv", index=False)
     pd.DataFrame(coflow_rows, columns=CAPTURE_COFLOW_COLUMNS).to_csv(out / "coflows_capture.csv",
                                                                      index=False)

@@ -48,11 +48,13 @@ import numpy as np
 
 from emulation.ids import parse_coflow_id, parse_flow_id
 from emulation.lifetime import parent_death_setter
-from emulation.mininet.capture import Capture, capture_records, trace_flow_sizes
+from emulation.mininet.capture import Capture, capture_records
 from emulation.mininet.leftovers import SOCK_DIR_PREFIX, clear_dead
 from emulation.mininet.net import build_net, require_root
 from emulation.mininet.protocol import LineChannel
-from emulation.records import file_sha256, git_sha, summary_stats, versions, write_records
+from emulation.records import (cluster_facts, file_sha256, git_sha, summary_stats, versions,
+                               write_records)
+from emulation.scheduler.lower_bound import lower_bound
 from emulation.state import ClusterState
 from emulation.topology import TopologyConfig, build_topology
 from workloads import trace as trace_mod
@@ -77,7 +79,8 @@ def scale_trace(trace: Trace, *, rate_scale: float, time_scale: float) -> Trace:
     def job(j):
         cfs = tuple(CoflowSpec(tuple(Flow(f.src, f.dst, max(1, round(f.size_bytes * b)))
                                      for f in c.flows)) for c in j.coflows)
-        return replace(j, compute_s=j.compute_s * time_scale, coflows=cfs)
+        return replace(j, compute_s=j.compute_s * time_scale, coflows=cfs,
+                       model_size_bytes=max(1, round(j.model_size_bytes * b)) if j.gpus else 0)
 
     apps = tuple(replace(a, arrival_s=a.arrival_s * time_scale,
                          stages=tuple(replace(s, jobs=tuple(job(j) for j in s.jobs)) for s in a.stages))
@@ -267,16 +270,41 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     if cap:
         t_cap = time.perf_counter()
         run["capture"] = _check_capture(cap, flows_log, ip_of)
-        run.update(capture_records(cap, out, scaled=scaled, trace=trace, topo=topo,
-                                   clock=result["clock"], t0=t0, time_scale=time_scale,
-                                   release_at_zero=release_at_zero,
-                                   num_classes=priority_classes, reported_stages=stages))
+        run.update(capture_records(
+            cap, out, scaled=scaled, compiled=state.compiled, sizes=state.flow_sizes(trace),
+            clock=result["clock"], t0=t0, time_scale=time_scale,
+            num_classes=priority_classes, reported_stages=stages,
+            release_at_zero=release_at_zero,
+            job_start_s=state.job_start_s if trace.cluster is not None else None))
         run["capture_analysis_wall_s"] = time.perf_counter() - t_cap  # read + records + isolation
     else:
         run["capture"] = {"enabled": False}
+    trials, decisions = _cluster_records(state, trace, rec, topo_cfg, run,
+                                         time_scale=time_scale, release_at_zero=release_at_zero)
     run["wall_s"] = time.perf_counter() - wall0
     return write_records(out, stages=stages, coflows=coflows, flows=flows, run=run,
-                         extra_columns=EMULATED_COLUMNS)
+                         extra_columns=EMULATED_COLUMNS, trials=trials, decisions=decisions)
+
+
+def _cluster_records(state: ClusterState, trace: Trace, rec, topo_cfg: TopologyConfig,
+                     run: dict[str, Any], *, time_scale: float, release_at_zero: bool
+                     ) -> tuple[list[dict], list[dict]]:
+    """For a trace whose trials a cluster placed: ``trials.csv`` and ``decisions.csv``
+    rows in trace seconds, the cluster's facts and this run's own lower bound (on the
+    unscaled trace as this run placed and tuned it) added to ``run``; none otherwise."""
+    if trace.cluster is None:
+        return [], []
+    def in_trace_s(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
+        return [{**r, **{k: r[k] / time_scale for k in keys}} for r in rows]
+    trials = in_trace_s(rec.trials, ("queued_s", "start_s", "end_s"))
+    decisions = in_trace_s(rec.decisions, ("time_s",))
+    lb = lower_bound(state.placed_trace(trace), build_topology(topo_cfg, trace.hosts),
+                     release_at_zero=release_at_zero).avg_sct_s
+    run.update(cluster_facts(trials, cluster=trace.cluster, num_hosts=len(trace.hosts),
+                             makespan_s=rec.facts["simulated_s"] / time_scale))
+    run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,
+                "lower_bound_of": "this run's placement and decisions"})
+    return trials, decisions
 
 
 EMULATED_COLUMNS = {
@@ -290,7 +318,7 @@ def to_trace_time(rec, state: ClusterState, trace: Trace, *, time_scale: float
                   ) -> tuple[list[dict], list[dict], dict[str, Any]]:
     """The driver's records (emulated seconds and bytes of the scaled trace) in trace seconds
     and the unscaled trace's bytes, the emulated values kept as ``*_emulated_*`` columns."""
-    sizes = trace_flow_sizes(trace)
+    sizes = state.flow_sizes(trace)
     if len(sizes) != len(state.tf_size):
         raise RunError("the scaled trace does not have the original's flows")
     j_of = {jid: j for j, jid in enumerate(state.job_ids)}
