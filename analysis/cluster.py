@@ -45,7 +45,8 @@ def cluster_table(runs: pd.DataFrame, reference: str) -> pd.DataFrame:
             jct = g.pivot_table(index=["scenario", "workload_seed"], columns="policy",
                                 values="avg_jct_s")
             if "sincronia" in jct and reference != "sincronia":
-                row["jct / sincronia"] = (jct[reference] / jct["sincronia"]).mean()
+                row["jct / sincronia"], row["jct / sincronia ci95"] = mean_ci95(
+                    (jct[reference] / jct["sincronia"]).dropna().to_numpy())
             row["normalised_jct"] = ref["avg_normalised_jct"].mean()
         rows.append(row)
     return pd.DataFrame(rows)
@@ -84,5 +85,6 @@ def cluster_section(runs: pd.DataFrame, tables: Path, reference: str) -> list[st
                      f" | {cell(r['multi_host_trial_share'], '.2f')}"
                      f" | {cell(r['gpu_busy_share'], '.2f')}"
                      f" | {cell(r.get('jct / sincronia'), '.3f')}"
+                     f" ± {cell(r.get('jct / sincronia ci95'), '.3f')}"
                      f" | {cell(r.get('normalised_jct'), '.2f')} |")
     return lines

@@ -390,7 +390,8 @@ TABLE_DOC = {
                              "mean of per-run ratios) and `/ <policy> ci95` (its 95% "
                              "t-interval half-width), {ref}'s `{ref}_avg_sct_s`, "
                              "`trial_wait_mean_s`, `multi_host_trial_share`, "
-                             "`gpu_busy_share`, `jct / sincronia` and `normalised_jct` "
+                             "`gpu_busy_share`, `jct / sincronia` (with its `ci95`) and "
+                             "`normalised_jct` "
                              "(JCT / the same tuning job alone).",
     "verdict.csv": "one row per seed set (`seed_set`), family (a tuner regime or "
                    "`congestion`), design (`beamer-sbssi`, `beamer`) and baseline: "

@@ -280,7 +280,8 @@ def test_the_readme_cluster_table_is_the_records():
              f"{r['/ sincronia']:.3f} ± {r['/ sincronia ci95']:.3f}",
              f"{r['/ beamer-sbssi']:.3f} ± {r['/ beamer-sbssi ci95']:.3f}",
              f"{r['beamer_avg_sct_s']:.1f}", f"{r['trial_wait_mean_s']:.1f}",
-             f"{r['jct / sincronia']:.3f}", f"{r['normalised_jct']:.2f}"]
+             f"{r['jct / sincronia']:.3f} ± {r['jct / sincronia ci95']:.3f}",
+             f"{r['normalised_jct']:.2f}"]
             for r in t.to_dict("records")]
     assert [[c.strip() for c in row] for row in rows] == want
 
