@@ -73,8 +73,13 @@ def read_config(path: Path, *, applied: tuple[str, ...], run_kind: str,
         from workloads.generator import WorkloadConfig
         _in(path, build, WorkloadConfig, dict(data["workload"]), "workload")
         unused.append("[workload] (the generator's: python -m workloads generate)")
+    if "cluster" in data:  # checked here too; a trace carries the cluster it was made for
+        from workloads.cluster import ClusterConfig
+        _in(path, build, ClusterConfig, dict(data["cluster"]), "cluster")
+        unused.append("[cluster] (written into the trace by python -m workloads generate; "
+                      "a run reads it from the trace)")
     runner = [f"[{t}]" for t in TABLES if t in data and t not in ("topology", "experiment",
-                                                                   "workload")]
+                                                                   "workload", "cluster")]
     runner += [f"experiment.{k}" for k in exp
                if k not in applied and k not in checked and k not in SILENT_EXPERIMENT_KEYS]
     if runner:
