@@ -1,5 +1,6 @@
-"""The summary's section on experiments whose trials a cluster with GPUs placed during the
-run (run.json has ``gpu_busy_share``): per experiment and placement, the reference's avg
+"""The summary's section on fluid experiments whose trials a cluster with GPUs placed
+during the run (run.json has ``gpu_busy_share``; packet-level runs have the paired
+comparison): per experiment and placement, the reference's avg
 SCT over each baseline's on the same trace (the mean over sync patterns and seeds of the
 per-run ratio, and the half-width of its 95% t-interval), the reference's avg SCT, and what the cluster did in the reference's runs
 (mean wait of a trial for GPUs, share of trials spanning several hosts, GPU-busy share),
@@ -8,6 +9,7 @@ trace, and its mean normalised JCT (JCT / the same job alone on the empty cluste
 ``tables/cluster_placement.csv`` holds the rows."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -20,11 +22,21 @@ BASELINES = ("beamer-sbssi", "sincronia", "fair", "fifo_lm", "varys")
 PLACEMENT = "param:cluster.placement"
 
 
+def _placement(run: pd.Series) -> str:
+    """The placement a run used: its swept value, else its run.json's cluster."""
+    swept = run.get(PLACEMENT)
+    if isinstance(swept, str):
+        return swept
+    return json.loads((Path(run["run_dir"]) / "run.json").read_text())["cluster"]["placement"]
+
+
 def cluster_table(runs: pd.DataFrame, reference: str) -> pd.DataFrame:
     """One row per (experiment, placement) of the runs a cluster placed (see the module)."""
-    if "gpu_busy_share" not in runs or PLACEMENT not in runs:
+    if "gpu_busy_share" not in runs:
         return pd.DataFrame()
-    placed = runs[runs["gpu_busy_share"].notna() & runs[PLACEMENT].notna()]
+    fluid = runs["backend"] == "fluid" if "backend" in runs else True
+    placed = runs[runs["gpu_busy_share"].notna() & fluid].copy()  # packet level: paired
+    placed[PLACEMENT] = [_placement(r) for _, r in placed.iterrows()]
     rows = []
     for (exp, placement), g in placed.groupby(["experiment", PLACEMENT], sort=True):
         wide = g.pivot_table(index=["scenario", "workload_seed"], columns="policy",
@@ -60,11 +72,11 @@ def cluster_section(runs: pd.DataFrame, tables: Path, reference: str) -> list[st
     write_table(t, tables / "cluster_placement.csv")
     ratios = [c for c in t.columns if c.startswith("/ ") and not c.endswith(" ci95")]
     lines = ["", "## A cluster with GPUs", "",
-             "Trials placed during the run on servers with GPUs (`gpus-*` experiments, "
-             "16 servers x 8 GPUs). Per experiment and placement, over sync patterns and "
-             f"seeds: `{reference}`'s avg SCT / each baseline's on the same trace (mean of the "
-             f"per-run ratios ± the half-width of its 95% t-interval, the runs of both sync "
-             f"patterns and every seed taken as one sample; < 1: `{reference}` faster), "
+             "Trials placed during the run on servers with GPUs. Per experiment and "
+             f"placement, over its other scenarios and its seeds: `{reference}`'s avg SCT / "
+             "each baseline's on the same trace (mean of the per-run ratios ± the "
+             "half-width of its 95% t-interval, every run taken as one sample; < 1: "
+             f"`{reference}` faster), "
              f"`{reference}`'s avg SCT (SCT "
              "includes the trials' waits for GPUs), and in its runs the mean wait of a trial "
              "for GPUs, the share of trials that span several servers (the only ones that "

@@ -107,8 +107,8 @@ def host_load_section(runs: pd.DataFrame, results: Path, tables: Path,
         runs=("peak_per_host", "size"), peak=("peak_per_host", "max"),
         mean=("mean_per_busy_host", "mean"))
     lines = ["", "## Trial processes per host", "",
-             "Experiments whose trials a cluster with GPUs placed during the run (`gpus-*`): "
-             "GPUs held on one host (at most its `gpus_per_host`, 8), from `trials.csv`. "
+             "Experiments whose trials a cluster with GPUs placed during the run: GPUs held "
+             "on one host (at most its `gpus_per_host`), from `trials.csv`. "
              "The others run pinned traces, whose synthetic cluster gives every worker of a "
              "trial a host and never checks what else runs there. Per experiment, over the "
              "runs of "
