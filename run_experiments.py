@@ -7,6 +7,7 @@
     python run_experiments.py --config runs/mine.toml --out DIR  # ... or into DIR
     python run_experiments.py --full --jobs 2 # paper-scale sizes and repetitions, into runs/full/
     python run_experiments.py --verify        # recompute the committed results and compare
+    python run_experiments.py --suite pinned-hosts  # the ablation on hosts without GPUs
 
 Where results go. ``results/`` holds the committed reference results of the default
 suite, and only ``python run_experiments.py`` without ``--config`` and ``--full``
@@ -22,12 +23,14 @@ of a directory writes only into that directory (``python -m analysis DIR`` redoe
 reads every run in it: run directories the given configs do not name (an earlier config's)
 are kept and analysed with the rest, and a note says so, on stdout and in the summary.
 
-Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example,
-``testbed.toml``, the small packet-level scenario of the Mininet tests, and
-``testbed_random_seeds.toml``, the random-search testbed over 20 seeds: run them with
-``--config``) is one experiment; ``testbed_ring.toml``, ``testbed_ps.toml`` and
-``testbed_random.toml`` are the packet-level ones (they need root and are skipped with a
-note otherwise). Tables:
+Each ``experiments/*.toml`` (except ``default.toml``, the workload CLI's example, and
+``testbed.toml``, the small packet-level scenario of the Mininet tests: run them with
+``--config``) is one experiment of the default suite, on a cluster with GPUs;
+``testbed_gpus.toml`` is its packet-level one (it needs root and is skipped with a note
+otherwise). ``--suite pinned-hosts`` runs the ablation of ``experiments/pinned_hosts/``
+instead (trial workers on fixed hosts with no GPU capacity, a cluster that cannot exist;
+its ``testbed_random_seeds.toml``, the random-search testbed over 20 seeds, only with
+``--config``); its results are committed in ``results/`` too. Tables:
 ``[experiment]`` (backend, policies, seeds, K, realloc, repetitions, ...; ``policies`` left out =
 every policy registered in ``emulation.scheduler.POLICIES``, in registry order: a policy
 added there runs in every such experiment, and the runs made before it stay done),
@@ -114,8 +117,8 @@ INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs t
 if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
     interrupts_end_quietly(INTERRUPTED)
 
-from runner.config import (MININET_SKIPPED, REPO, collect_specs, registered_policies,
-                           suite_configs)
+from runner.config import (MININET_SKIPPED, REPO, SUITES, collect_specs,
+                           registered_policies, suite_configs)
 from runner.execute import run_all
 from runner.results_dir import (backend_of, clear_leftovers, committed_runs, config_changes,
                                 interrupted_leftovers, label_changes, put_back_plan,
@@ -197,6 +200,24 @@ def _kernels_ready() -> None:
     ensure_kernels(sys.stdout)
 
 
+def other_suite_runs(stale: list[str], out: Path, args: argparse.Namespace
+                     ) -> tuple[str | None, list[str]]:
+    """A suite run into ``results/`` finds the other suite's committed runs there: a
+    sentence naming them (or None), and the rest of ``stale``, run directories of neither
+    suite."""
+    if not stale or args.config or args.full or out != REFERENCE_DIR.resolve():
+        return None, stale
+    other = next(name for name in SUITES if name != args.suite)
+    names = {f"{s.experiment}/{s.name}" for s in
+             collect_specs(suite_configs(other), full=False, backend="both")[0]}
+    theirs = [r for r in stale if r in names]
+    if not theirs:
+        return None, stale
+    return (f"the {len(theirs):,} committed runs of the {other} suite (--suite {other}) are "
+            f"kept in {_shown(out)}, and the analysis reads them with these (the summary "
+            "labels the pinned-hosts ablation's sections)"), [r for r in stale if r not in names]
+
+
 def _count(n: int, one: str, many: str) -> str:
     """``n`` and the noun in its number: "1 run", "2 runs"."""
     return f"{n} {one if n == 1 else many}"
@@ -255,8 +276,14 @@ def build_parser() -> ArgumentParser:
             "evaluation'."))
     ap.add_argument("--config", action="extend", nargs="+", type=Path, metavar="FILE",
                     help="experiment TOMLs (one or more, repeatable: --config "
-                         "experiments/cong_*.toml; default: the suite, every "
+                         "experiments/gpus_cong_*.toml; default: the suite, every "
                          "experiments/*.toml)")
+    ap.add_argument("--suite", choices=list(SUITES), default="default",
+                    help="which suite runs without --config (default: default, the "
+                         "experiments/*.toml on a cluster with GPUs; pinned-hosts: the "
+                         "ablation of experiments/pinned_hosts/, trial workers on fixed "
+                         "hosts with no GPU capacity, a cluster that cannot exist); both "
+                         "write into results/")
     ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
                     help="which experiments to run (default both; Mininet ones need root)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
@@ -328,7 +355,11 @@ def main(argv: list[str] | None = None) -> int:
     if bad_out:
         print(f"error: {bad_out}", file=sys.stderr)
         return 2
-    configs = args.config or suite_configs()
+    if args.config and args.suite != "default":
+        print("error: --suite names the experiment files, --config too: give one",
+              file=sys.stderr)
+        return 2
+    configs = args.config or suite_configs(args.suite)
     try:
         specs, notes, config_notes = collect_specs(configs, full=args.full, backend=args.backend)
     except ConfigError as exc:
@@ -386,9 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     refusal = start_refusal(out, status=status, different=different, args=args,
                             put_back=put_back)
     stale = stale_runs(specs, out)
-    stale_note = (f"note: {len(stale)} run directories under {where} are not runs of these "
-                  f"configs (e.g. {stale[0]}); they are kept and the analysis reads them too"
-                  if stale else None)
+    other_suite, stale = other_suite_runs(stale, out, args)
+    stale_lines = [f"note: {other_suite}"] if other_suite else []
+    if stale:
+        stale_lines.append(f"note: {len(stale)} run directories under {where} are not runs "
+                           f"of these configs (e.g. {stale[0]}); they are kept and the "
+                           "analysis reads them too")
+    stale_note = "\n".join(stale_lines) or None
     if args.dry_run:
         replaced = "replaced (--force)" if args.force else "--force replaces it"
         for s in specs:
@@ -441,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         _kernels_ready()
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
+    if other_suite:
+        notes = notes + [other_suite]
     if stale:  # the summary says so too: its tables mix these runs with the configs' own
         notes = notes + [f"{len(stale)} run directories of this directory are not runs of the "
                          f"configs last run into it (e.g. `{stale[0]}`): kept, and analysed "

@@ -78,7 +78,7 @@ def congestion_section(runs, stages, tables: Path, reference: str = "beamer") ->
     cr = runs[runs["experiment"].str.startswith(CONGESTION_PREFIX)]
     ks = sorted({int(k) for k in cr.get("num_priority_classes", pd.Series(dtype=float)).dropna()})
     backends = sorted(set(cr["backend"].dropna())) if "backend" in cr else []
-    lines = ["", "## Congestion family (`" + CONGESTION_PREFIX + "*` experiments"
+    lines = ["", "## Pinned hosts (ablation): congestion family (`" + CONGESTION_PREFIX + "*` experiments"
              + (f"; {', '.join(backends)}" if backends else "")
              + (f"; K = {', '.join(map(str, ks))}" if ks else "") + ")"]
     details, ratios = [], []

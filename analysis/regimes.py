@@ -142,7 +142,7 @@ def regime_section(runs: pd.DataFrame, stages: pd.DataFrame, tables: Path, figs:
     reg = stages[stages["experiment"].str.startswith(PREFIX)]
     if reg.empty:
         return [], []
-    lines = ["", "## Tuner regimes (`" + PREFIX + "*` experiments)"]
+    lines = ["", "## Pinned hosts (ablation): tuner regimes (`" + PREFIX + "*` experiments)"]
     tabs, scens, fig_paths = [], [], []
     for seed_set, sub in seed_set_groups(reg):
         ratios = per_run_ratios(sub, reference)

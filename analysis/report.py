@@ -49,6 +49,7 @@ from analysis.metrics import AVG_SCT_RATIO, reference_ratios, sct_table
 from analysis.regimes import regime_section
 from analysis.verdict import verdict_section
 from analysis.cluster import cluster_section
+from analysis.cluster_stages import cluster_stage_lines
 from analysis.host_load import host_load_section
 from analysis.text import cell, count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
@@ -263,10 +264,11 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     # ---
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
     figure_paths += regime_figs
-    cong_lines = regime_lines + congestion_section(runs, stages, tables, ref) \
+    cong_lines = cluster_section(runs, tables, ref) \
+        + cluster_stage_lines(runs, results, tables, ref) + regime_lines \
+        + congestion_section(runs, stages, tables, ref) \
         + verdict_section(runs, stages, tables) \
-        + shared_scenario_lines(runs) + cluster_section(runs, tables, ref) \
-        + host_load_section(runs, results, tables, ref) \
+        + shared_scenario_lines(runs) + host_load_section(runs, results, tables, ref) \
         + suite_check_lines(runs, stages, ref) \
         + headroom_lines(results)
     step("summary")
@@ -385,20 +387,34 @@ TABLE_DOC = {
                      "and `mean_per_busy_host` (per host, the time-weighted number while it "
                      "carries one, averaged over the hosts that do); for a run whose trials a "
                      "cluster placed, GPUs held instead (from `trials.csv`).",
-    "cluster_placement.csv": "one row per experiment and placement of the runs whose trials "
-                             "a cluster placed: `/ <policy>` ({ref}'s avg SCT / the policy's, "
+    "cluster_verdict.csv": "one row per family (a `gpus-<tuner>` experiment's tuner, "
+                           "`congestion`, `gpus per server`, or the experiment), placement, "
+                           "design (`beamer-sbssi`, `beamer`) and baseline of the runs a "
+                           "cluster placed: `ratio_mean` (the design's avg SCT / the "
+                           "baseline's, mean of per-run ratios, < 1: the design faster), "
+                           "`ci95` (its 95% t-interval half-width), `n` (runs, a "
+                           "configuration two experiments share counted once).",
+    "cluster_stages.csv": "one row per cluster experiment, placement, kind of stage "
+                          "(`followed`: another stage of its tuning job depends on it; "
+                          "`last`: none does) and policy ({ref} and sincronia): `stages`, "
+                          "mean `sct_s`, mean `trial_wait_s` (a trial's wait for GPUs) and "
+                          "`trial_held_s` (the time a trial holds its GPUs).",
+    "cluster_placement.csv": "one row per experiment, sweep point (`point`: its swept "
+                             "values other than placement and sync pattern) and placement of "
+                             "the runs whose trials a cluster placed: `/ <policy>` ({ref}'s avg SCT / the policy's, "
                              "mean of per-run ratios) and `/ <policy> ci95` (its 95% "
                              "t-interval half-width), {ref}'s `{ref}_avg_sct_s`, "
                              "`trial_wait_mean_s`, `multi_host_trial_share`, "
                              "`gpu_busy_share`, `jct / sincronia` (with its `ci95`) and "
                              "`normalised_jct` "
                              "(JCT / the same tuning job alone).",
-    "verdict.csv": "one row per seed set (`seed_set`), family (a tuner regime or "
+    "verdict.csv": "one row per seed set (`seed_set`), family (a pinned-hosts tuner regime or "
                    "`congestion`), design (`beamer-sbssi`, `beamer`) and baseline: "
                    "`ratio_mean` (the design's avg SCT / the baseline's, mean of per-run "
                    "ratios; congestion: over its distinct scenarios; < 1: the design faster), "
                    "`worst` (the largest scenario mean), `n` (runs, or distinct scenarios).",
-    "regimes.csv": "one row per seed set (`seed_set`), tuner regime and other policy: "
+    "regimes.csv": "one row per seed set (`seed_set`), pinned-hosts tuner regime "
+                   "(`regime-*`) and other policy: "
                    "`avg_sct_ratio_ref_over_policy_mean` +- "
                    "`avg_sct_ratio_ref_over_policy_ci95` ({ref}'s avg SCT / the policy's, "
                    "< 1: {ref} faster; mean over the regime's `runs` = scenarios x seeds; "

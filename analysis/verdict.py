@@ -62,7 +62,7 @@ def verdict_section(runs: pd.DataFrame, stages: pd.DataFrame, tables: Path) -> l
     if t.empty:
         return []
     write_table(t, tables / "verdict.csv")
-    lines = ["", "## The published design and `beamer` against the baselines", "",
+    lines = ["", "## Pinned hosts (ablation): the published design and `beamer` against the baselines", "",
              "`beamer-sbssi` (the reconstruction of the published design: every stage ranked "
              "whole) and `beamer` (this artifact's ordering): avg SCT / each baseline's on the "
              "same trace, mean of per-run ratios per regime, mean over the distinct scenarios "

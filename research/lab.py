@@ -4,7 +4,7 @@ scenarios (fluid, K = 8) and keep per-run and per-stage results as JSON.
 Training scenarios are congested Hyperband workloads (8 apps, R = 9, eta = 3, 5 iterations
 per unit, VGG-16 / ResNet-50 / BERT-base, 2/4/8-GPU rings, 16 hosts at 10 Gbit/s, apps
 1 s apart) and variants of it, on **training seeds 1-3 only**. The suite's congestion
-family (experiments/cong_*.toml) uses other sizes and seeds 11-13, never seen here.
+family (experiments/pinned_hosts/cong_*.toml) uses other sizes and seeds 11-13, never seen here.
 """
 from __future__ import annotations
 

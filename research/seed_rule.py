@@ -1,7 +1,7 @@
 """Choose a packet-level experiment's workload seed with the fluid twin only: the largest
 `beamer`-vs-Sincronia gap, and how much that gap moves under small timing changes.
 
-    .venv/bin/python research/seed_rule.py [--config experiments/testbed_random.toml]
+    .venv/bin/python research/seed_rule.py [--config experiments/pinned_hosts/testbed_random.toml]
         [--seeds 1 ... 60] [--exclude SEED ...] [--noise 0.03] [--draws 10]
         [--delay-ms 3 6] [--jobs 2] [--out research/data/seed_rule.json]
 
@@ -85,7 +85,7 @@ def one_seed(task: tuple[dict, dict, int, float, int, tuple[float, ...]]) -> dic
 
 def main() -> int:
     ap = ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", type=Path, default=REPO / "experiments" / "testbed_random.toml")
+    ap.add_argument("--config", type=Path, default=REPO / "experiments" / "pinned_hosts" / "testbed_random.toml")
     ap.add_argument("--seeds", type=int, nargs="+", default=list(range(1, 61)))
     ap.add_argument("--exclude", type=int, nargs="*", default=[])
     ap.add_argument("--noise", type=float, default=0.03)

@@ -2,7 +2,8 @@
 
 Owns the tables of an experiment file (``TABLES``: ``[experiment]`` =
 ``ExperimentSection``, ``[workload]``, ``[topology]``, ``[sweep]``, ``[full]``), which
-files of ``experiments/`` are the default suite (``SKIP_FILES``, ``suite_configs``), the
+files of ``experiments/`` are the default suite and which the pinned-hosts ablation
+(``SUITES``, ``SKIP_FILES``, ``suite_configs``), the
 expansion of one file into ``RunSpec``s (``load_experiment``: sweep points x seeds x
 policies x repetitions, a trace file named by ``[experiment] trace`` validated whole
 as a run loads it (``trace_file_hosts``), each point's topology checked to hold every
@@ -34,7 +35,12 @@ from emulation.records import file_sha256
 from workloads.config import ConfigError, as_toml, build, load_toml, to_dict, value_label
 
 REPO = Path(__file__).resolve().parent.parent  # experiments/ and data/ live here
-SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.toml"})  # not in the default suite
+SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.toml"})  # in no suite
+# The suites by name, each the experiment files of one folder: the default suite runs on
+# a cluster with GPUs (or a trace with its own hosts, FB2010); the pinned-hosts ablation
+# holds the experiments whose trace fixes each trial worker's host with no GPU capacity
+# (a cluster that cannot exist: docs/design-notes.md, "A cluster with GPUs").
+SUITES = {"default": REPO / "experiments", "pinned-hosts": REPO / "experiments" / "pinned_hosts"}
 TABLES = ("experiment", "workload", "topology", "cluster", "sweep", "full")
 SWEPT_TABLES = ("experiment", "workload", "topology", "cluster")  # what [sweep] keys name
 BACKENDS = ("fluid", "mininet")
@@ -197,9 +203,9 @@ def registered_policies() -> tuple[str, ...]:
     return tuple(POLICIES)
 
 
-def suite_configs() -> list[Path]:
-    """The default suite: every ``experiments/*.toml`` except ``SKIP_FILES``, sorted."""
-    return sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in SKIP_FILES)
+def suite_configs(suite: str = "default") -> list[Path]:
+    """A suite of ``SUITES``: every ``*.toml`` of its folder except ``SKIP_FILES``, sorted."""
+    return sorted(p for p in SUITES[suite].glob("*.toml") if p.name not in SKIP_FILES)
 
 
 def _table_keys(table: str) -> set[str]:

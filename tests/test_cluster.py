@@ -264,9 +264,10 @@ def test_the_cluster_table_pairs_runs_of_the_same_trace():
     assert r["beamer_avg_sct_s"] == 20.0 and r["trial_wait_mean_s"] == 1.5 and r["runs"] == 2
 
 
-def test_the_readme_cluster_table_is_the_records():
-    """The README's table of the cluster-with-GPUs experiments, recomputed from the
-    committed run records."""
+def test_the_readme_cluster_tables_are_the_records():
+    """The README's two tables of the cluster-with-GPUs experiments (the regimes, then
+    congestion and GPUs per server), every cell recomputed from the committed run
+    records."""
     from pathlib import Path
 
     from analysis.cluster import cluster_table
@@ -274,16 +275,25 @@ def test_the_readme_cluster_table_is_the_records():
     repo = Path(__file__).resolve().parents[1]
     t = cluster_table(load_runs(repo / "results"), "beamer")
     text = (repo / "README.md").read_text().split("### On a cluster with GPUs", 1)[1]
-    rows = [line.strip("|").split("|") for line in text.splitlines()
+    text = text.split("\n### ", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
             if line.startswith("| gpus-")]
-    want = [[r["experiment"], r["placement"],
-             f"{r['/ sincronia']:.3f} ± {r['/ sincronia ci95']:.3f}",
-             f"{r['/ beamer-sbssi']:.3f} ± {r['/ beamer-sbssi ci95']:.3f}",
-             f"{r['beamer_avg_sct_s']:.1f}", f"{r['trial_wait_mean_s']:.1f}",
-             f"{r['jct / sincronia']:.3f} ± {r['jct / sincronia ci95']:.3f}",
-             f"{r['normalised_jct']:.2f}"]
-            for r in t.to_dict("records")]
-    assert [[c.strip() for c in row] for row in rows] == want
+
+    def pm(r, c):
+        return f"{r[c]:.3f} ± {r[c + ' ci95']:.3f}"
+    regimes = ["gpus-random", "gpus-asha", "gpus-sha", "gpus-hyperband", "gpus-mix",
+               "gpus-fabric"]
+    want = [[r["experiment"], r["placement"], pm(r, "/ sincronia"), pm(r, "/ beamer-sbssi"),
+             pm(r, "/ fair"), f"{r['beamer_avg_sct_s']:.1f}", f"{r['trial_wait_mean_s']:.1f}",
+             f"{r['gpu_busy_share']:.2f}", pm(r, "jct / sincronia"), f"{r['normalised_jct']:.2f}"]
+            for e in regimes for r in t[t["experiment"] == e].to_dict("records")]
+    rest = t[~t["experiment"].isin(regimes)].sort_values(["experiment", "placement"],
+                                                         kind="stable")
+    want += [[r["experiment"], r["point"], r["placement"], pm(r, "/ sincronia"),
+              pm(r, "/ beamer-sbssi"), pm(r, "/ fair"), f"{r['multi_host_trial_share']:.2f}",
+              f"{r['gpu_busy_share']:.2f}", f"{r['beamer_avg_sct_s']:.1f}"]
+             for r in rest.to_dict("records")]
+    assert rows == want
 
 
 def test_a_tuning_job_alone_is_its_own_normalisation(tmp_path):
@@ -312,23 +322,6 @@ def test_a_tuning_job_slowed_by_another_has_a_normalised_jct_above_one(tmp_path)
     assert apps.loc["a0", "jct_s"] == pytest.approx(3.0)
     assert apps.loc["a1", "jct_s"] == pytest.approx(5.5)
     assert apps.loc["a1", "normalised_jct"] == pytest.approx(5.5 / 3.0)
-
-
-def test_no_committed_run_on_a_cluster_ever_holds_more_gpus_on_a_host_than_it_has():
-    """Every run of results/ whose trials a cluster placed (trials.csv), at every instant of
-    its records: no host holds more than its ``gpus_per_host`` GPUs, and each trial holds
-    exactly its GPUs."""
-    from pathlib import Path
-    repo = Path(__file__).resolve().parents[1]
-    runs = sorted((repo / "results").glob("*/*/trials.csv"))
-    assert len(runs) > 1000  # the gpus-* experiments were read
-    for path in runs:
-        cluster = json.loads((path.parent / "run.json").read_text())["cluster"]
-        trials = pd.read_csv(path)
-        peak = _peak_gpus_per_host(trials)
-        assert max(peak.values()) <= cluster["gpus_per_host"], path.parent.name
-        held = trials["hosts"].map(lambda s: sum(int(p.split(":")[1]) for p in s.split(";")))
-        assert (held == trials["gpus"]).all(), path.parent.name
 
 
 def test_records_follow_flows_numbered_in_placement_order(tmp_path):
@@ -369,3 +362,33 @@ def test_an_asha_segment_must_follow_its_trials_previous_rung():
     second["depends_on"] = []
     with pytest.raises(TraceError, match="depends on exactly its trial's segment of rung 0"):
         trace_mod.validate_dict(data)
+
+
+def test_every_run_of_the_default_suite_keeps_its_servers_gpu_count():
+    """The default suite runs on a cluster that can exist: each of its runs either replays
+    a trace with its own hosts (FB2010) or placed its trials on servers with
+    ``gpus_per_host`` >= 1; and every committed run whose trials a cluster placed
+    (trials.csv: the default suite's, once per configuration) shows, at every instant of
+    its records, no server holding more trial workers (one per GPU) than that, and each
+    trial holding exactly its GPUs."""
+    from pathlib import Path
+
+    from runner.config import collect_specs, suite_configs
+    results = Path(__file__).resolve().parents[1] / "results"
+    specs = collect_specs(suite_configs(), full=False, backend="both")[0]
+    placed = [s for s in specs if not s.experiment_cfg.get("trace")]
+    assert len(placed) > 3000 and len(specs) - len(placed) < 20  # FB2010's runs only
+    for s in placed:
+        assert s.cluster, s.experiment  # a [cluster] table: its trials are placed
+        assert s.cluster.get("gpus_per_host", ClusterConfig().gpus_per_host) >= 1, s.cluster
+        run = json.loads((results / s.experiment / s.name / "run.json").read_text())
+        source = results / run["same_run_as"] if run.get("same_run_as") else None
+        assert (source or results / s.experiment / s.name).joinpath("trials.csv").exists()
+    runs = sorted(results.glob("*/*/trials.csv"))
+    for path in runs:
+        cluster = json.loads((path.parent / "run.json").read_text())["cluster"]
+        trials = pd.read_csv(path)
+        peak = _peak_gpus_per_host(trials)
+        assert max(peak.values()) <= cluster["gpus_per_host"], path.parent.name
+        held = trials["hosts"].map(lambda h: sum(int(p.split(":")[1]) for p in h.split(";")))
+        assert (held == trials["gpus"]).all(), path.parent.name

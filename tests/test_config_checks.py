@@ -182,7 +182,7 @@ def test_keys_read_at_some_sweep_point_are_fine(tmp_path, workload, sweep, needl
 
 def test_every_committed_experiment_sets_only_keys_it_reads():
     from runner.config import load_experiment
-    for path in sorted((REPO / "experiments").glob("*.toml")):
+    for path in sorted((REPO / "experiments").rglob("*.toml")):  # both suites
         for full in (False, True):
             assert load_experiment(path, full=full), path
 

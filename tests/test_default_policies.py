@@ -81,12 +81,12 @@ def test_an_empty_list_is_an_error(tmp_path):
 
 
 def test_registering_a_policy_keeps_the_committed_runs_done(monkeypatch):
-    """experiments/pattern.toml lists no policies: 2 sync patterns x 3 seeds; the
+    """experiments/pinned_hosts/pattern.toml lists no policies: 2 sync patterns x 3 seeds; the
     committed results/pattern/ holds the 54 runs of the nine shipped policies. With another
     registered they are still done (their run_config.json hashes, written when they were
     run) and the added policy's 6 runs are to run."""
     register_added(monkeypatch)
-    specs = load_experiment(REPO / "experiments" / "pattern.toml", full=False)
+    specs = load_experiment(REPO / "experiments" / "pinned_hosts" / "pattern.toml", full=False)
     status = Counter((run_status(s, REPO / "results")[0], s.policy == ADDED) for s in specs)
     assert status == {("done", False): 54, ("to run", True): 6}
 

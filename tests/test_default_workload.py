@@ -8,11 +8,11 @@ import pytest
 
 from emulation.fluid.run import run_fluid
 from emulation.topology import TopologyConfig, build_topology
-from runner.config import SKIP_FILES, load_experiment
+from runner.config import load_experiment, suite_configs
 from runner.results_dir import is_done
 from tests.conftest import REPO
 from workloads import trace as trace_mod
-from workloads.__main__ import workload_config_from_toml
+from workloads.__main__ import read_cluster, workload_config_from_toml
 from workloads.config import build
 from workloads.generator import WorkloadConfig, generate
 
@@ -39,19 +39,24 @@ def avg_sct(tmp_path, t, policy, name):
 
 def test_default_toml_separates_policies_and_follows_the_arrival_rate(tmp_path):
     cfg = workload_config_from_toml(DEFAULT)
-    t = generate(cfg)
-    assert communicates(t) and len(t.apps) >= 4
+    cluster = read_cluster(DEFAULT)
+    assert cluster is not None and cluster.gpus_per_host >= 1  # a cluster that can exist
+    t = generate(cfg, cluster=cluster)
+    assert len(t.apps) >= 4 and all(j.gpus >= 4 for j in t.jobs())  # spread: every trial spans servers
     sct = {p: avg_sct(tmp_path, t, p, "d") for p in ("beamer", "sincronia", "fair")}
     vals = sorted(sct.values())
     assert all(b / a > 1.005 for a, b in zip(vals, vals[1:])), sct  # pairwise >= 0.5% apart
     assert sct["fair"] > 1.05 * sct["beamer"], sct
     slower = generate(build(WorkloadConfig, {**tomllib.loads(DEFAULT.read_text())["workload"],
-                                             "arrival_rate_per_s": 0.05}, "workload"))
+                                             "arrival_rate_per_s": 0.05}, "workload"),
+                      cluster=cluster)
     assert abs(avg_sct(tmp_path, slower, "beamer", "s") / sct["beamer"] - 1) > 0.05
 
 
 def test_every_committed_suite_run_is_still_done():
-    suite = sorted(p for p in (REPO / "experiments").glob("*.toml") if p.name not in SKIP_FILES)
+    """results/ holds the runs of both suites (the default one and the pinned-hosts
+    ablation), every one done under its file's current config, and nothing else."""
+    suite = suite_configs("default") + suite_configs("pinned-hosts")
     specs = [s for p in suite for s in load_experiment(p, full=False)]
     committed = {p.parent.relative_to(REPO / "results").as_posix()
                  for p in (REPO / "results").glob("*/*/run_config.json")}

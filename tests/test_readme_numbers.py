@@ -71,7 +71,7 @@ def test_regime_tables_match_the_records(records):
     """Both seed sets' regime tables, every cell recomputed from the records."""
     _, stages = records
     groups = dict(seed_set_groups(stages[stages["experiment"].str.startswith("regime-")]))
-    text = section("### By tuner regime")
+    text = section("#### By tuner regime")
     for seed_set, title in (("evaluation", "**Evaluation seeds 21-23**"),
                             ("validation", "**Validation seeds 11-13**")):
         table = regime_table(per_run_ratios(groups[seed_set], "beamer")).set_index(
@@ -93,7 +93,7 @@ def test_regime_tables_match_the_records(records):
 
 def test_congestion_family_means_match_the_records(records, verdict):
     runs, stages = records
-    rows = markdown_table(section("### Congestion family"), "| seeds |")
+    rows = markdown_table(section("#### Congestion family"), "| seeds |")
     assert {r["seeds"] for r in rows} == {"evaluation", "validation"}
     groups = dict(seed_set_groups(stages[stages["experiment"].str.startswith("cong-")]))
     same = shared_scenarios(runs)
@@ -117,6 +117,22 @@ def _fb_cct(records) -> dict[str, float]:
     return dict(zip(fb["policy"], fb["avg_cct_s"]))
 
 
+def _cluster_numbers(records) -> set[str]:
+    """The cluster verdict's cells and their intervals (3 decimals), and the per-experiment
+    table's ratios, JCT / alone, trial-sharing shares and avg SCTs, recomputed from the
+    records."""
+    from analysis.cluster import cluster_table, cluster_verdict
+    runs, _ = records
+    v = cluster_verdict(runs)
+    out = {f"{x:.3f}" for x in pd.concat([v["ratio_mean"], v["ci95"]])}
+    t = cluster_table(runs, "beamer")
+    for c in t.columns:
+        if c.startswith("/ ") or c.startswith("jct / "):
+            out |= {f"{x:.3f}" for x in t[c]}
+    out |= {f"{x:.2f}" for x in pd.concat([t["normalised_jct"], t["multi_host_trial_share"]])}
+    return out
+
+
 def _derived_numbers(records, verdict) -> set[str]:
     """The numbers the findings and the claims may quote, each derived from the records:
     the verdict table's cells (3 decimals), the FB2010 avg CCTs (2 decimals) and their
@@ -133,8 +149,10 @@ def _derived_numbers(records, verdict) -> set[str]:
     from analysis.host_load import host_load_table
     reg = runs[runs["experiment"] == "regime-random"]
     out.add(f"{host_load_table(reg, REPO / 'results', 'beamer')['mean_per_busy_host'].mean():.1f}")
+    out |= _cluster_numbers(records)
     paired = pd.read_csv(REPO / "results" / "tables" / "paired_ratios.csv")
-    for _, r in paired[paired["experiment"].isin(["testbed-random", "testbed-ring"])].iterrows():
+    for _, r in paired[paired["experiment"].isin(
+            ["testbed-random", "testbed-ring", "testbed-gpus"])].iterrows():
         out |= {f"{r[c]:.3f}" for c in (PAIRED, "t95_low", "t95_high", TWIN) if c in r and pd.notna(r[c])}
     return out
 
@@ -151,27 +169,58 @@ def test_every_number_of_the_findings_and_claims_is_derived_from_the_records(rec
 
 
 def test_the_findings_name_each_number_where_it_belongs(verdict, records):
-    """The verdict's sentences put each number on its regime (not only somewhere)."""
+    """The findings put each cluster verdict on its family and placement (not only
+    somewhere), their ranges are the verdict table's, and the pinned-hosts ablation's
+    numbers sit on their regimes."""
+    from analysis.cluster import cluster_verdict
     text = " ".join(section("## What this artifact finds").split())
+    runs, _ = records
+    cv = cluster_verdict(runs).set_index(["family", "placement", "design", "baseline"])
+
+    def c(fam, placement, design, base="sincronia"):
+        r = cv.loc[(fam, placement, design, base)]
+        return f"{r['ratio_mean']:.3f} ± {r['ci95']:.3f}"
+
+    def span(design, base, placements):
+        x = cv.xs((design, base), level=("design", "baseline"))
+        x = x[x.index.get_level_values("placement").isin(placements)]["ratio_mean"]
+        return f"{x.min():.3f}-{x.max():.3f}"
+    frag = ["random", "spread"]
+    assert f"within {span('beamer-sbssi', 'sincronia', ['pack'])} of Sincronia" in text
+    assert f"within {span('beamer', 'sincronia', ['pack'])} of Sincronia" in text
+    sb = "beamer-sbssi"
+
+    def both(fam, design, sep=", "):
+        """The family's cells under random and spread placement, as the text joins them."""
+        return c(fam, "random", design) + sep + c(fam, "spread", design)
+    expected = [
+        f"ahead on random search ({both('random', sb, ' and ')})",
+        f"SHA {both('sha', sb, ' and ')}, Hyperband {both('hyperband', sb, ' and ')}, the "
+        f"congestion family {c('congestion', 'spread', sb)}",
+        f"ahead on random search ({both('random', 'beamer')}; behind 4:1 oversubscribed "
+        f"uplinks {c('gpus-fabric', 'spread', 'beamer')})",
+        f"mixed tenants ({both('mix', 'beamer')}) and on the congestion family "
+        f"({c('congestion', 'spread', 'beamer')})",
+        f"SHA ({both('sha', 'beamer')}) and Hyperband ({both('hyperband', 'beamer')})",
+        f"Hyperband {c('hyperband', 'random', 'beamer', sb)}, congestion "
+        f"{c('congestion', 'spread', 'beamer', sb)}"]
+    for phrase in expected:
+        assert phrase in text, phrase
+    assert f"`beamer` / fair {span('beamer', 'fair', ['pack'])}" in text
+    assert (f"`beamer` / fair {span('beamer', 'fair', frag)}, / FIFO-LM "
+            f"{span('beamer', 'fifo_lm', frag)} per family") in text
+    assert f"`beamer` / `varys` {span('beamer', 'varys', frag)}" in text
     v = verdict["ratio_mean"]
-    sb = {f: f"{v[('evaluation', f, 'beamer-sbssi', 'sincronia')]:.3f}"
+    assert (f"random search ({v[('evaluation', 'random', 'beamer', 'sincronia')]:.3f} on its "
+            f"evaluation seeds) and 11% on mixed tenants "
+            f"({v[('evaluation', 'mix', 'beamer', 'sincronia')]:.3f})") in text
+    pinned = " ".join(section("### The pinned-hosts ablation").split())
+    pb = {f: f"{v[('evaluation', f, 'beamer-sbssi', 'sincronia')]:.3f}"
           for f in ("random", "mix", "asha", "sha", "hyperband", "congestion")}
-    assert (f"on random search ({sb['random']} on the evaluation seeds) and on mixed tenants "
-            f"({sb['mix']})") in text
-    assert (f"ASHA {sb['asha']}, SHA {sb['sha']}, Hyperband {sb['hyperband']}, and "
-            f"{sb['congestion']} over the congestion family") in text
-    b = {f: f"{v[('evaluation', f, 'beamer', 'sincronia')]:.3f}"
-         for f in ("random", "mix", "asha", "sha", "hyperband", "congestion")}
-    for f, name in (("random", "search"), ("mix", "tenants"), ("asha", "ASHA"), ("sha", "SHA"),
-                    ("hyperband", "Hyperband"), ("congestion", "congestion family")):
-        assert re.search(rf"{name} \(?{b[f]}\)", text), (f, b[f])
-    assert f"the random-search lead was 18% ({v[('validation', 'random', 'beamer', 'sincronia')]:.3f})" in text
-    fair = [v[("evaluation", f, "beamer", "fair")] for f in
-            ("random", "asha", "sha", "hyperband", "mix", "congestion")]
-    assert f"0.625-0.828" == f"{min(fair):.3f}-{max(fair):.3f}"
-    vq = [v[("evaluation", f, "beamer", "varys-queues")] for f in
-          ("random", "asha", "sha", "hyperband", "mix")]
-    assert f"{min(vq):.3f}-{max(vq):.3f}" in text
+    assert (f"ahead on random search ({pb['random']}) and on mixed tenants ({pb['mix']}), "
+            f"behind wherever a tuner chains rungs: ASHA {pb['asha']}, SHA {pb['sha']}, "
+            f"Hyperband {pb['hyperband']}, and {pb['congestion']} over the congestion "
+            "family") in pinned
     cct = _fb_cct(records)
     assert (f"0.837 x Varys's under each one's published rule and 0.849 x with Varys" in text
             and f"{cct['sincronia'] / cct['varys']:.3f}" == "0.837"
@@ -208,7 +257,7 @@ def test_every_decimal_of_the_readme_is_in_a_committed_file(records, verdict):
     findings' numbers are: each has a source in the repository."""
     sources = "\n".join(p.read_text() for p in [
         REPO / "results" / "summary.md", *sorted((REPO / "docs").glob("*.md")),
-        *sorted((REPO / "experiments").glob("*.toml")), REPO / "data" / "README.md"])
+        *sorted((REPO / "experiments").rglob("*.toml")), REPO / "data" / "README.md"])
     derived = _derived_numbers(records, verdict)
     missing = sorted(d for d in decimals(README) if d not in sources and d not in derived)
     assert not missing
@@ -254,7 +303,11 @@ def test_counts_the_readme_gives_are_the_records_and_configs():
     from runner.config import collect_specs, suite_configs
     specs = collect_specs(suite_configs(), full=False, backend="both")[0]
     per_policy = sum(1 for s in specs if s.policy == "varys-queues")  # in no file's list
-    assert f"runs {per_policy} new runs per added policy (all fluid;" in text
+    noun = "run" if per_policy == 1 else "runs"
+    assert f"runs {per_policy} new {noun} per added policy" in text
+    pinned = collect_specs(suite_configs("pinned-hosts"), full=False, backend="both")[0]
+    pinned_per_policy = sum(1 for s in pinned if s.policy == "varys-queues")
+    assert f"runs it in {pinned_per_policy} new runs of the ablation" in text
     runs = load_runs(REPO / "results")  # C6: every run above the lower bound
     assert "avg SCT / LB (the lower bound) >= 1 in every run" in text
     assert (runs["avg_sct_over_lb"] >= 1).all()
@@ -270,9 +323,9 @@ def test_host_load_the_readme_gives_is_the_records():
     t = host_load_table(reg, REPO / "results", "beamer")
     peak = int(t["peak_per_host"].max())
     mean = t.loc[t["experiment"] == "regime-random", "mean_per_busy_host"].mean()
-    text = " ".join(section("## What this artifact finds").split())
+    text = " ".join(section("### The pinned-hosts ablation").split())
     assert f"up to {peak} trial processes (workers and parameter servers) share one host" in text
-    assert f"{mean:.1f} on average on a busy host under random search" in text
+    assert f"({mean:.1f} on average on a busy host under random search" in text
     assert f"(up to {peak} trial processes on one host at once in the regime family)" in \
         " ".join(section("## Limitations").split())
 
@@ -295,9 +348,11 @@ def test_the_claims_times_are_measured_ones(records):
     tests = re.search(r"the (\d+) tests", ci)[1]
     assert f"The test suite ({tests} tests, Mininet ones included, as root, none skipped) " \
            f"passed in {timing[ci]} s in a fresh clone" in prose
-    assert rows["C3"] == f"{command('regime_random.toml')} s"
-    assert rows["C4"] == f"{command('regime_mix.toml')} s"
-    assert rows["C5"].startswith(f"{command('cong_*.toml')} s")
+    assert rows["C3"] == f"{command('gpus_random.toml')} s"
+    assert rows["C4"] == f"{command('gpus_sha.toml')} s"
+    assert rows["C5"] == f"{command('gpus_asha.toml')} s"
+    assert rows["C10"] == f"{command('regime_random.toml')} s"
+    assert f"3,120 cluster runs took {command('gpus_*.toml')} s with 2 workers" in prose
     wall = runs.set_index(["experiment", "policy"])["wall_s"]
     fb = {p: wall[("fb", p)] for p in ("varys", "fair", "sincronia", "varys-queues")}
     assert rows["C7"].endswith(f"varys {fb['varys']:.1f} s, fair {fb['fair']:.1f} s, sincronia "

@@ -28,7 +28,7 @@ RESULTS = REPO / "results"
 
 
 def reference_specs():
-    specs = load_experiment(REPO / "experiments" / "pattern.toml", full=False)
+    specs = load_experiment(REPO / "experiments" / "pinned_hosts" / "pattern.toml", full=False)
     return [s for s in specs if s.seed == 1 and s.params["workload.sync_pattern"] == "ps"]
 
 

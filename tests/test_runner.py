@@ -59,7 +59,7 @@ def test_dry_run_lists_exactly_the_runs(tmp_path):
 
 
 def test_one_config_flag_takes_several_files_as_a_shell_glob_gives_them(tmp_path):
-    """``--config a.toml b.toml`` (what ``--config experiments/cong_*.toml`` expands to)
+    """``--config a.toml b.toml`` (what ``--config experiments/pinned_hosts/cong_*.toml`` expands to)
     is both files, as ``--config a.toml --config b.toml`` is."""
     a = write_cfg(tmp_path)
     b = tmp_path / "other.toml"

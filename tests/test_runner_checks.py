@@ -3,6 +3,7 @@
 values and keys are in ``test_config_checks.py``), and what a run that fails leaves in
 the results directory."""
 import json
+import re
 import subprocess
 
 import pytest
@@ -462,3 +463,21 @@ def test_a_leaf_spine_of_one_leaf_says_its_spines_carry_nothing():
     two = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=8), hosts,
                                hosts_key="workload.num_hosts = 16")
     assert two is None
+
+
+def test_the_two_suites_of_results():
+    """The default suite holds only runs on a cluster with GPUs (or FB2010), the
+    pinned-hosts ablation the rest; in results/ each suite finds its runs done and names
+    the other's committed runs, and --suite with --config is one line and exit 2."""
+    from runner.config import SUITES, suite_configs
+    default = [p.name for p in suite_configs()]
+    assert "fb.toml" in default and "testbed_gpus.toml" in default
+    assert all(n.startswith("gpus_") for n in default if n not in ("fb.toml", "testbed_gpus.toml"))
+    assert {p.parent for p in suite_configs("pinned-hosts")} == {SUITES["pinned-hosts"]}
+    for suite, other in (("default", "pinned-hosts"), ("pinned-hosts", "default")):
+        r = runner("--dry-run", "--suite", suite)
+        assert r.returncode == 0, r.stderr
+        assert f"committed runs of the {other} suite (--suite {other}) are kept" in r.stdout
+        assert re.search(r"^(\d+) runs into results: \1 done", r.stdout, re.M), r.stdout[-300:]
+    r = runner("--dry-run", "--suite", "pinned-hosts", "--config", "experiments/fb.toml")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "give one" in r.stderr

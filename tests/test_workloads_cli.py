@@ -13,7 +13,7 @@ from workloads.cluster import ClusterConfig
 from workloads.config import build, load_toml
 from workloads.generator import WorkloadConfig, generate
 
-TOMLS = sorted((REPO / "experiments").glob("*.toml"))
+TOMLS = sorted((REPO / "experiments").rglob("*.toml"))  # both suites
 
 
 def gen(config, out, *flags):

@@ -55,8 +55,8 @@ def build_parser() -> ArgumentParser:
             "*_emulated_s), the capture check and the agents' logs."),
         epilog=epilog(
             ["python -m emulation.mininet \\\n"
-             "      results/testbed-random/traces/6746e967cc0c6507.json --policy beamer \\\n"
-             "      --config experiments/testbed_random.toml -o runs/out/packet-beamer"],
+             "      results/testbed-gpus/traces/5371bed488865ad6.json --policy beamer \\\n"
+             "      --config experiments/testbed_gpus.toml -o runs/out/packet-beamer"],
             "Without root it exits 2 with one line. --config takes an experiment TOML: its "
             "realloc must be \"policy\", as in the suite, and the keys a single run does not "
             "use are named on stderr. See README.md, 'Packet-level backend (Mininet)'."))
