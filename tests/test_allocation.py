@@ -54,6 +54,7 @@ def assert_maxmin_fair(path_links, cap, pid, rate):
         assert ok, f"flow {i} on path {links} at {rate[i]} has no bottleneck"
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(net=networks())
 def test_maxmin_has_a_bottleneck_for_every_flow(net):
@@ -83,6 +84,7 @@ def test_priority_classes_are_maxmin_on_what_higher_classes_left(net, data):
         left = np.maximum(left, 0.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(net=networks(), data=st.data())
 def test_kernels_match_the_numpy_formulation(net, data):
@@ -114,6 +116,7 @@ def test_rounding_dust_leaves_a_full_link_full():
     assert rate[:9] == pytest.approx(1 / 9)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_compiled_bssi_matches_the_numpy_formulation(data):

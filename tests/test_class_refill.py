@@ -163,11 +163,13 @@ def _run_chain(kind, ncls, seed, ties, mode):
 @given(kind=st.sampled_from(["big_switch", "leaf_spine"]), ncls=st.sampled_from([1, 2, 3, 8]),
        seed=st.integers(0, 2**32 - 1), ties=st.booleans(),
        mode=st.sampled_from(["top", "low", "any"]))
+@pytest.mark.slow
 def test_incremental_equals_a_full_priority_fill_at_every_completion(kind, ncls, seed, ties,
                                                                     mode):
     _run_chain(kind, ncls, seed, ties, mode)
 
 
+@pytest.mark.slow
 def test_random_chains_exercise_blocked_classes_and_every_removal_mode():
     """Deterministic sweep: both topologies, K in {2, 4, 8}, ties or not, removals from
     the top, the lowest or any class; blocked classes must occur (and be checked)."""

@@ -79,6 +79,7 @@ def experiment_with_trace(tmp_path, trace: dict | None = None, trace_ref: str = 
 
 # --- 1. every file a config names is validated before any run, --dry-run included ---
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "run"])
 @pytest.mark.parametrize("broken", list(BAD_TRACES))
 def test_a_bad_trace_file_fails_before_any_run(tmp_path, broken, dry):
@@ -95,6 +96,7 @@ def test_a_bad_trace_file_fails_before_any_run(tmp_path, broken, dry):
     assert r.stdout == "" and not out.exists()
 
 
+@pytest.mark.slow
 def test_a_good_trace_file_and_the_coflow_benchmark_trace_still_run(tmp_path):
     (tmp_path / "a").mkdir()
     good = experiment_with_trace(tmp_path / "a", GOOD_TRACE)
@@ -129,6 +131,7 @@ def a_file(tmp_path):
     return p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "run"])
 @pytest.mark.parametrize("under", [False, True], ids=["the file", "under the file"])
 def test_run_experiments_refuses_an_out_that_is_a_file(tmp_path, a_file, dry, under):
@@ -146,6 +149,7 @@ def test_the_fluid_cli_refuses_an_output_under_a_file(tmp_path, a_file):
     one_error_line(r, f"error: -o {a_file / 'out'}: {a_file} is a file, not a directory")
 
 
+@pytest.mark.slow
 def test_the_mininet_cli_refuses_an_output_under_a_file_before_anything(tmp_path, a_file):
     """Checked first: before root, the kernels, the trace (missing here) or a network."""
     r = run("-m", "emulation.mininet", tmp_path / "missing.json", "--policy", "beamer",
@@ -161,6 +165,7 @@ def test_generate_refuses_an_output_it_cannot_write(tmp_path, a_file, where, say
     one_error_line(r, f"error: -o {out}: ", says)
 
 
+@pytest.mark.slow
 def test_the_analysis_refuses_a_file(a_file):
     one_error_line(run("-m", "analysis", a_file), f"error: {a_file}: not a directory")
 
@@ -184,6 +189,7 @@ USAGE_ERRORS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(USAGE_ERRORS))
 def test_usage_errors_are_one_line(case):
     argv, prog = USAGE_ERRORS[case]
@@ -197,6 +203,7 @@ SCRIPTS = ["scripts/compare_sincronia.py", "scripts/headroom.py", "research/twin
            "benchmarks/priority_kernel.py"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_the_scripts_usage_errors_are_one_line(script):
     name = script.rsplit("/", 1)[1]
@@ -213,6 +220,7 @@ def test_any_float_literal_after_an_option_is_its_value(text):
     assert ap.parse_args(["--rate", text]).rate == float(text)
 
 
+@pytest.mark.slow
 def test_a_negative_link_rate_reaches_the_value_check(tmp_path):
     (tmp_path / "t.json").write_text(json.dumps(GOOD_TRACE))
     r = run("-m", "emulation.fluid", tmp_path / "t.json", "--policy", "beamer",
@@ -221,6 +229,7 @@ def test_a_negative_link_rate_reaches_the_value_check(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_a_negative_rate_scale_reaches_the_value_check(tmp_path):
     r = run("-m", "emulation.mininet", tmp_path / "t.json", "--policy", "beamer",
             "--rate-scale", "-1e-3", "-o", tmp_path / "out")
@@ -233,6 +242,7 @@ HELPS = [["run_experiments.py"], ["-m", "emulation.fluid"], ["-m", "emulation.mi
          ["-m", "analysis"], ["-m", "workloads"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", HELPS, ids=[a[-1] for a in HELPS])
 def test_help_shows_options_first_then_examples_and_the_readme(argv):
     r = run(*argv, "--help", env={**os.environ, "COLUMNS": "80"})
@@ -247,6 +257,7 @@ def test_help_shows_options_first_then_examples_and_the_readme(argv):
     assert all(len(ln) <= 80 for ln in lines[examples:]), r.stdout
 
 
+@pytest.mark.slow
 def test_the_fluid_help_keeps_each_policys_mode():
     from emulation.scheduler import POLICIES
     text = " ".join(run("-m", "emulation.fluid", "--help").stdout.split())
@@ -273,6 +284,7 @@ def _progress(stderr: str) -> list[str]:
     return [ln for ln in stderr.splitlines() if ln.startswith("analysis: ")]
 
 
+@pytest.mark.slow
 def test_run_experiments_shows_the_analysis_steps(analysed):
     r, out = analysed
     steps = _progress(r.stderr)
@@ -282,6 +294,7 @@ def test_run_experiments_shows_the_analysis_steps(analysed):
     assert r.stdout.splitlines()[-1].startswith(f"results: {out} (summary: ")
 
 
+@pytest.mark.slow
 def test_the_analysis_shows_its_steps_on_stderr(analysed):
     _, out = analysed
     r = run("-m", "analysis", out)

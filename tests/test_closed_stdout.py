@@ -66,6 +66,7 @@ def test_fluid_run_on_a_closed_stdout_exits_quietly(files, tmp_path):
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 def test_analysis_on_a_closed_stdout_exits_quietly(tmp_path):
     from tests.test_report import write_tree
     write_tree(tmp_path / "res")

@@ -264,6 +264,7 @@ def test_the_cluster_table_pairs_runs_of_the_same_trace():
     assert r["beamer_avg_sct_s"] == 20.0 and r["trial_wait_mean_s"] == 1.5 and r["runs"] == 2
 
 
+@pytest.mark.slow
 def test_the_readme_cluster_tables_are_the_records():
     """The README's two tables of the cluster-with-GPUs experiments (the regimes, then
     congestion and GPUs per server), every cell recomputed from the committed run
@@ -364,6 +365,7 @@ def test_an_asha_segment_must_follow_its_trials_previous_rung():
         trace_mod.validate_dict(data)
 
 
+@pytest.mark.slow
 def test_every_run_of_the_default_suite_keeps_its_servers_gpu_count():
     """The default suite runs on a cluster that can exist: each of its runs either replays
     a trace with its own hosts (FB2010) or placed its trials on servers with

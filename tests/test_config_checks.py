@@ -111,6 +111,7 @@ def test_a_leaf_spine_count_below_one_names_its_key(tmp_path, key):
 SHA_READS = 'algorithm = "sha" reads only sha_num_configs, sha_min_resource, eta, resume_promoted'
 
 
+@pytest.mark.slow
 def test_another_tuners_key_is_an_error_in_the_runner_and_the_workload_cli(tmp_path):
     cfg, out = write(tmp_path, wl_hosts=8, workload='algorithm = "sha"\nasha_num_trials = 27'), \
         tmp_path / "res"
@@ -180,6 +181,7 @@ def test_keys_read_at_some_sweep_point_are_fine(tmp_path, workload, sweep, needl
         assert needle in str(exc.value), str(exc.value)
 
 
+@pytest.mark.slow
 def test_every_committed_experiment_sets_only_keys_it_reads():
     from runner.config import load_experiment
     for path in sorted((REPO / "experiments").rglob("*.toml")):  # both suites
@@ -293,6 +295,7 @@ def test_a_wrong_value_is_quoted_as_the_file_writes_it(tmp_path, line, message):
     assert str(exc.value).endswith(message), str(exc.value)
 
 
+@pytest.mark.slow
 def test_as_toml_reads_back_as_the_same_value():
     """Whatever a TOML file can hold (strings with quotes, backslashes and control
     characters, keys that need quotes, nested tables and lists, dates, inf), ``as_toml``

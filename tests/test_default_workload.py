@@ -37,6 +37,7 @@ def avg_sct(tmp_path, t, policy, name):
                      outdir=tmp_path / f"{name}-{policy}", lb_avg_sct_s=1.0)["avg_sct_s"]
 
 
+@pytest.mark.slow
 def test_default_toml_separates_policies_and_follows_the_arrival_rate(tmp_path):
     cfg = workload_config_from_toml(DEFAULT)
     cluster = read_cluster(DEFAULT)
@@ -53,6 +54,7 @@ def test_default_toml_separates_policies_and_follows_the_arrival_rate(tmp_path):
     assert abs(avg_sct(tmp_path, slower, "beamer", "s") / sct["beamer"] - 1) > 0.05
 
 
+@pytest.mark.slow
 def test_every_committed_suite_run_is_still_done():
     """results/ holds the runs of both suites (the default one and the pinned-hosts
     ablation), every one done under its file's current config, and nothing else."""

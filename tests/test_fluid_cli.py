@@ -45,6 +45,7 @@ def toml(tmp_path, text, name="mine.toml"):
     return p
 
 
+@pytest.mark.slow
 def test_config_link_rate_is_simulated(trace_file, tmp_path):
     r = fluid(trace_file, tmp_path / "ten", "--no-progress")
     assert r.returncode == 0, r.stderr
@@ -62,6 +63,7 @@ def test_config_link_rate_is_simulated(trace_file, tmp_path):
     assert run_json(tmp_path / "four")["avg_sct_s"] == pytest.approx(0.5 + BITS / 4e9)
 
 
+@pytest.mark.slow
 def test_config_experiment_keys_apply_and_flags_override(trace_file, tmp_path):
     cfg = toml(tmp_path, """
 [experiment]
@@ -123,6 +125,7 @@ def test_every_suite_toml_is_accepted_by_config(trace_file):
     ("[workload]\nnum_app = 3\n", "mine.toml: unknown key 'workload.num_app' (known: "),
     ("[workload]\nnum_apps = \"eight\"\n", "workload.num_apps"),
 ])
+@pytest.mark.slow
 def test_config_bad_key_exits_2_with_one_line(trace_file, tmp_path, text, needle):
     cfg = toml(tmp_path, text)
     r = fluid(trace_file, tmp_path / "o", "--config", str(cfg))
@@ -132,6 +135,7 @@ def test_config_bad_key_exits_2_with_one_line(trace_file, tmp_path, text, needle
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_coflow_benchmark_default_rate_and_config(tmp_path):
     txt = tmp_path / "b.txt"  # 2 ports, one coflow: mapper port 0, reducer port 1, 1 MB
     txt.write_text("2 1\n1 0 1 0 1 1:1\n")
@@ -147,6 +151,7 @@ def test_coflow_benchmark_default_rate_and_config(tmp_path):
     '{"apps": [{"app_id": "a0"}]}',   # valid JSON, not a trace
     '{"apps": [',                     # not JSON
 ])
+@pytest.mark.slow
 def test_bad_trace_error_names_the_file(tmp_path, text):
     bad = tmp_path / "mine.json"
     bad.write_text(text)
@@ -159,6 +164,7 @@ def test_bad_trace_error_names_the_file(tmp_path, text):
 
 # ---------------------------------------------------------------- -o guard
 
+@pytest.mark.slow
 def test_output_directory_holding_a_run_is_refused_unless_force(trace_file, tmp_path):
     out = tmp_path / "o"
     assert fluid(trace_file, out, policy="fair").returncode == 0
@@ -173,6 +179,7 @@ def test_output_directory_holding_a_run_is_refused_unless_force(trace_file, tmp_
     assert run_json(out)["policy"] == "beamer"
 
 
+@pytest.mark.slow
 def test_output_directory_without_records_is_fine(trace_file, tmp_path):
     (tmp_path / "empty").mkdir()
     assert fluid(trace_file, tmp_path / "empty").returncode == 0
@@ -185,6 +192,7 @@ def test_output_directory_without_records_is_fine(trace_file, tmp_path):
     assert r.returncode == 2 and "not a directory" in r.stderr
 
 
+@pytest.mark.slow
 def test_mininet_cli_has_the_same_guard(trace_file, tmp_path):
     """Checked before it needs root, so this runs anywhere."""
     out = tmp_path / "o"
@@ -204,6 +212,7 @@ class FakeTTY(io.StringIO):
         return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tty", [False, True])
 def test_progress_shows_and_leaves_the_records_alone(tmp_path, tty):
     from emulation.topology import big_switch
@@ -240,6 +249,7 @@ def test_first_run_says_it_compiles_once(trace_file, tmp_path, monkeypatch, caps
     assert run_mod.COMPILE_NOTE not in capsys.readouterr().err  # cached now: silent
 
 
+@pytest.mark.slow
 def test_nothing_compiles_or_loads_while_simulating(trace_file, tmp_path):
     """A process's first run loads every kernel before ``FluidSimulator.run`` starts its
     clock: no kernel gains a compiled or loaded specialisation inside it (``sim_wall_s``
@@ -269,6 +279,7 @@ def test_nothing_compiles_or_loads_while_simulating(trace_file, tmp_path):
         assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_lower_bound_kept_between_runs(trace_file, tmp_path):
     """The second run reads the bound the first stored; --no-lb-cache computes it."""
     cache = tmp_path / "cache"
@@ -289,6 +300,7 @@ def test_lower_bound_kept_between_runs(trace_file, tmp_path):
     assert none["lower_bound_avg_sct_s"] == first["lower_bound_avg_sct_s"]
 
 
+@pytest.mark.slow
 def test_no_flows_csv_leaves_the_other_records_alone(trace_file, tmp_path):
     r = fluid(trace_file, tmp_path / "with", "--no-progress")
     assert r.returncode == 0, r.stderr
@@ -305,6 +317,7 @@ def test_no_flows_csv_leaves_the_other_records_alone(trace_file, tmp_path):
     assert r.returncode == 2 and "already holds a run" in r.stderr
 
 
+@pytest.mark.slow
 def test_cache_detection_reads_numbas_index(tmp_path):
     """An empty cache directory means compiling; the warmed-up cache does not."""
     code = "from emulation.fluid.run import kernels_need_compiling as k; print(k())"
@@ -318,6 +331,7 @@ def test_cache_detection_reads_numbas_index(tmp_path):
     assert r.stdout.strip() == "False", r.stderr
 
 
+@pytest.mark.slow
 def test_setup_compiles_the_kernels_idempotently():
     """scripts/setup.sh ends with the kernels' warm-up; run again it says nothing."""
     lines = [ln for ln in (REPO / "scripts" / "setup.sh").read_text().splitlines()
@@ -377,6 +391,7 @@ def test_stale_kernel_caches_are_emptied_when_any_kernel_module_changes(tmp_path
         sys.modules.pop("tiny_kernel_mod", None)
 
 
+@pytest.mark.slow
 def test_leaf_spine_idle_hosts_are_named(trace_file, tmp_path):
     # 4 hosts, 3 per leaf: 2 leaves, 6 hosts; h4 and h5 on leaf l1 carry nothing
     r = fluid(trace_file, tmp_path / "a", "--topology", "leaf_spine", "--hosts-per-leaf", "3")
@@ -388,6 +403,7 @@ def test_leaf_spine_idle_hosts_are_named(trace_file, tmp_path):
     assert r.returncode == 0 and "hosts_per_leaf" not in r.stderr and "note:" not in r.stderr
 
 
+@pytest.mark.slow
 def test_hosts_beyond_the_traces_are_named(trace_file, tmp_path):
     # the trace's 4 hosts on a big switch of 6 (a config's [topology] num_hosts): h4, h5 idle
     cfg = tmp_path / "six.toml"
@@ -399,6 +415,7 @@ def test_hosts_beyond_the_traces_are_named(trace_file, tmp_path):
             "traffic") in r.stderr.splitlines()
 
 
+@pytest.mark.slow
 def test_both_command_lines_default_to_the_same_leaf_spine():
     """The packet-level and the fluid command line build the same topology from the same
     flags: their leaf-spine defaults are the [topology] table's (4 hosts per leaf, 2

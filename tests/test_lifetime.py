@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from emulation.lifetime import process_start_ticks
 from tests.conftest import REPO
 
@@ -34,6 +36,7 @@ def _orphan_after_parent_killed(mode: str) -> tuple[int, bool]:
     return child, process_start_ticks(child) is not None
 
 
+@pytest.mark.slow
 def test_a_tied_child_ends_with_its_parent_killed_outright_and_an_untied_one_does_not():
     child, alive = _orphan_after_parent_killed("tied")
     assert not alive

@@ -47,6 +47,7 @@ def one_stage_apps(draw):
     return tiny_trace(apps, hosts=HOSTS)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(trace=one_stage_apps())
 def test_lb_below_best_permutation_and_every_policy(trace):
@@ -78,6 +79,7 @@ def test_lp_tightens_the_per_stage_bound_and_report_distances():
         assert v >= lb.avg_sct_s - 1e-9
 
 
+@pytest.mark.slow
 def test_policy_distance_to_best_permutation_report(capsys):
     """Prints each policy's mean distance to the best permutation on seeded instances."""
     rng = np.random.default_rng(0)
@@ -145,6 +147,7 @@ LB_TOPOS = {"big_switch": big_switch(8, 8.0),
 @settings(max_examples=40, deadline=None)
 @given(trace=hpo_traces(), topo=st.sampled_from(sorted(LB_TOPOS)), K=st.sampled_from([1, 8]),
        release_at_zero=st.booleans())
+@pytest.mark.slow
 def test_lb_valid_with_arrivals_chains_multi_coflow_jobs_leaf_spine(trace, topo, K,
                                                                     release_at_zero):
     """LB <= achieved avg SCT for every policy, with releases and dependencies in play."""

@@ -80,6 +80,7 @@ def test_without_a_file_the_defaults_are_the_suites(tmp_path):
     ("[topology]\nnum_spines = 0\n", "topology.num_spines: must be >= 1, got 0"),
     ("[topology]\nlink_rate = 1e9\n", "unknown key 'topology.link_rate' (known: "),
 ])
+@pytest.mark.slow
 def test_a_bad_file_is_one_line_before_anything_runs(tmp_path, text, message):
     cfg = tmp_path / "mine.toml"
     cfg.write_text(text)
@@ -98,6 +99,7 @@ def test_a_bad_file_is_one_line_before_anything_runs(tmp_path, text, message):
     (["--topology", "leaf_spine", "--spines", "0"], "error: --spines: must be >= 1, got 0"),
     (["--oversubscription", "-1"], "error: --oversubscription: must be > 0"),
 ])
+@pytest.mark.slow
 def test_a_bad_topology_option_is_named_as_given(tmp_path, module, argv, line):
     """Both command lines name the option, not the [topology] key it sets."""
     r = subprocess.run([PYTHON, "-m", module, "missing.json", "--policy", "fair", *argv,

@@ -80,6 +80,7 @@ def traces():
        policy=st.sampled_from(["sincronia", "beamer", "beamer-coflow", "beamer-stage-only",
                               "fifo_lm"]),
        classes=st.sampled_from([0, 2, 8]), at_zero=st.booleans())
+@pytest.mark.slow
 def test_random_traces_identical_with_and_without_the_compiled_loop(trace, topo, policy,
                                                                     classes, at_zero):
     net = (big_switch(HOSTS, 8.0) if topo == "big_switch"
@@ -149,6 +150,7 @@ def test_queues_is_work_conserving_at_every_event():
     assert sim.invariant_checks == sim.num_decisions == 2
 
 
+@pytest.mark.slow
 def test_sincronia_matches_its_own_simulator_on_the_first_50_fb_coflows(tmp_path):
     """Sincronia's offline simulator (sincronia-coflow/simulator, ``offlinesim ... PD
     GREEDY``; run and converted as docs/sincronia-check.md says) reports 595.38 units =

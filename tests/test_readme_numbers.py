@@ -67,6 +67,7 @@ def decimals(text: str) -> set[str]:
     return set(re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", text))
 
 
+@pytest.mark.slow
 def test_regime_tables_match_the_records(records):
     """Both seed sets' regime tables, every cell recomputed from the records."""
     _, stages = records
@@ -91,6 +92,7 @@ def test_regime_tables_match_the_records(records):
                 table.loc[(reg, "sincronia"), JOB], abs=0.00051)
 
 
+@pytest.mark.slow
 def test_congestion_family_means_match_the_records(records, verdict):
     runs, stages = records
     rows = markdown_table(section("#### Congestion family"), "| seeds |")
@@ -157,6 +159,7 @@ def _derived_numbers(records, verdict) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_number_of_the_findings_and_claims_is_derived_from_the_records(records, verdict):
     """Each decimal number of "What this artifact finds" and of the claims table is one the
     records give (so a finding cannot drift from its evidence)."""
@@ -251,6 +254,7 @@ def test_speed_numbers_are_the_speed_notes(tmp_path):
         assert phrase.format(f"{three[0]:.2f}-{three[-1]:.2f}") in text, row
 
 
+@pytest.mark.slow
 def test_every_decimal_of_the_readme_is_in_a_committed_file(records, verdict):
     """A number of the README with a decimal point appears in the summary, a table of the
     docs, an experiment file or the data's README, or is derived from the records as the
@@ -292,6 +296,7 @@ def test_capture_reader_numbers_match_the_records(records):
             f"of its {big['run_wall_s']:.0f} s wall time") in summary
 
 
+@pytest.mark.slow
 def test_counts_the_readme_gives_are_the_records_and_configs():
     """The SHA testbeds' pairs the twin separates by 10% or more, all in its order; the runs
     one more policy adds to the suite."""
@@ -313,6 +318,7 @@ def test_counts_the_readme_gives_are_the_records_and_configs():
     assert (runs["avg_sct_over_lb"] >= 1).all()
 
 
+@pytest.mark.slow
 def test_host_load_the_readme_gives_is_the_records():
     """The most trial processes on one host at once in the regime family, and random
     search's mean per busy host, as tables/host_load.csv (recomputed here from the records

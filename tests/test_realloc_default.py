@@ -152,6 +152,7 @@ def run_cli(trace_file, out, policy, *flags):
     ("varys", ["--realloc", "flow"], "flow", False, "--realloc"),
     ("fair", ["--realloc", "coflow"], "coflow", False, "--realloc"),
     ("sincronia", ["--realloc", "queues"], "queues", False, "--realloc")])
+@pytest.mark.slow
 def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, want,
                                            is_default, source):
     r = run_cli(trace_file, tmp_path / "o", policy, *flag)
@@ -166,6 +167,7 @@ def test_cli_default_and_override_recorded(trace_file, tmp_path, policy, flag, w
     assert run["policy_default_realloc"] == POLICIES[policy].default_realloc
 
 
+@pytest.mark.slow
 def test_policies_run_in_their_own_modes_by_default(trace_file, tmp_path):
     """The README's everyday commands (no --realloc) run each policy in its own mode."""
     modes = {}

@@ -38,6 +38,7 @@ def tables(draw, text=TEXT):
     return cols
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(cols=tables())
 def test_same_bytes_as_pandas(tmp_path_factory, cols):

@@ -42,6 +42,7 @@ def write_tree(root, avg=None, exp="exp"):
                 d / "coflows.csv", index=False)
 
 
+@pytest.mark.slow
 def test_summary_ratio_direction_and_values(tmp_path):
     write_tree(tmp_path)
     text = make_report(tmp_path).read_text()
@@ -63,6 +64,7 @@ def test_summary_ratio_direction_and_values(tmp_path):
     assert "| exp | 1.750 | 2.500 | 2.000 |" in text
 
 
+@pytest.mark.slow
 def test_beamer_twice_as_fast_reads_half_in_every_table_and_figure(tmp_path, monkeypatch):
     """Beamer's runs take half fair's (4 vs 8 s, 6 vs 12 s): per seed 4/8 = 6/12 = 0.5, so
     every table and figure says 0.5 for fair (beamer / fair), not 2, with the direction
@@ -137,6 +139,7 @@ def _table_rows(text: str, heading: str) -> list[list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_without_beamer_the_reference_is_the_first_policy_in_registry_order(tmp_path):
     """No beamer in the records: the headline table is not empty; its reference is
     sincronia (registry order: sincronia before fair), and the summary says so."""
@@ -155,6 +158,7 @@ def test_without_beamer_the_reference_is_the_first_policy_in_registry_order(tmp_
     assert (fig["reference"] == "sincronia").all()
 
 
+@pytest.mark.slow
 def test_reference_is_a_setting(tmp_path):
     write_tree(tmp_path)
     text = make_report(tmp_path, reference="fair").read_text()
@@ -170,6 +174,7 @@ def test_reference_is_a_setting(tmp_path):
         make_report(tmp_path, reference="varys")
 
 
+@pytest.mark.slow
 def test_python_m_analysis_reference_flag(tmp_path):
     import subprocess
     from tests.conftest import PYTHON, REPO
@@ -183,6 +188,7 @@ def test_python_m_analysis_reference_flag(tmp_path):
     assert r.returncode == 2 and "--reference nope" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_policy_missing_from_one_experiment_gives_dashes_not_nan(tmp_path):
     """A second experiment without fair: '-' cells, never 'nan', in every summary table."""
     write_tree(tmp_path)
@@ -193,6 +199,7 @@ def test_policy_missing_from_one_experiment_gives_dashes_not_nan(tmp_path):
     assert "| other | 1.750 | 2.500 | - |" in text
 
 
+@pytest.mark.slow
 def test_unknown_policy_names_are_reported_after_the_registry_ones(tmp_path):
     """Records of a policy the registry does not know (removed, renamed) still appear,
     after the registry's policies, alphabetically."""
@@ -207,6 +214,7 @@ def test_unknown_policy_names_are_reported_after_the_registry_ones(tmp_path):
                                                      "zz-old"], name
 
 
+@pytest.mark.slow
 def test_colours_are_the_same_per_policy_in_every_figure(tmp_path):
     write_tree(tmp_path)
     make_report(tmp_path)
@@ -220,6 +228,7 @@ def test_colours_are_the_same_per_policy_in_every_figure(tmp_path):
     assert len(set(colour.values())) == len(colour) == 3
 
 
+@pytest.mark.slow
 def test_single_run_bars_have_no_error_bar(tmp_path):
     """One seed: the figure data hold no interval (none is drawn) and the title says so."""
     for pol, avg in AVG.items():
@@ -240,6 +249,7 @@ def test_single_run_bars_have_no_error_bar(tmp_path):
     assert rows and not any("±" in ln for ln in rows)
 
 
+@pytest.mark.slow
 def test_tables_hold_no_absolute_paths(tmp_path):
     """Every CSV the analysis writes is the same wherever it runs: no absolute path (the
     results directory's location) in any cell."""
@@ -264,6 +274,7 @@ HISTORY = re.compile(r"\bissue|issue's|\btargets?\b|\bhere\b|slower day|work log
                      re.I)
 
 
+@pytest.mark.slow
 def test_summary_states_measurements_not_history(tmp_path):
     """The generated summary (a hand-made tree and the committed reference one) names
     criteria and measurements, not the project's history."""
@@ -302,6 +313,7 @@ def write_runs(root, exp, params: dict, stages_by_policy: dict, seeds=(1,), figu
                 d / "coflows.csv", index=False)
 
 
+@pytest.mark.slow
 def test_the_two_averages_of_sct_are_named_apart(tmp_path):
     # beamer: seed 1 stages 2 and 4 (avg 3), seed 2 one stage of 10 (avg 10)
     # mean of the runs' avg SCTs: (3 + 10) / 2 = 6.5; pooled over the 3 stages: 16 / 3
@@ -341,6 +353,7 @@ def test_trial_times_by_hand(tmp_path):
     assert "- `trial_times.csv`: " in text and "one trial's work inside one stage" in text
 
 
+@pytest.mark.slow
 def test_the_footer_names_every_table_written(tmp_path):
     write_tree(tmp_path)
     text = make_report(tmp_path).read_text()
@@ -350,6 +363,7 @@ def test_the_footer_names_every_table_written(tmp_path):
     assert "named above" not in text
 
 
+@pytest.mark.slow
 def test_scenarios_are_in_numeric_order(tmp_path):
     """1e+10 < 2.5e+10 < 1e+11 (as text 1e+11 would come second) in every table and in the
     congestion section of the summary."""
@@ -367,6 +381,7 @@ def test_scenarios_are_in_numeric_order(tmp_path):
     assert rows == want
 
 
+@pytest.mark.slow
 def test_runs_that_disagree_on_the_figure_get_bars_and_say_so(tmp_path, capsys):
     """A sweep (figure = "line") beside the runs made before it was added (figure "bars",
     no swept value): bars, and the note says the runs disagree and what to do, without
@@ -383,6 +398,7 @@ def test_runs_that_disagree_on_the_figure_get_bars_and_say_so(tmp_path, capsys):
     assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
 
 
+@pytest.mark.slow
 def test_runs_that_disagree_the_other_way_get_the_same_neutral_note(tmp_path, capsys):
     """The config went from figure = "line" to "bars" and dropped a sweep point: the
     current runs say "bars", the dropped point's old ones "line". Bars, and the note does
@@ -398,6 +414,7 @@ def test_runs_that_disagree_the_other_way_get_the_same_neutral_note(tmp_path, ca
     assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
 
 
+@pytest.mark.slow
 def test_a_line_figure_that_cannot_be_drawn_says_so(tmp_path, capsys, monkeypatch):
     from analysis import plots
     titles = {}
@@ -415,6 +432,7 @@ def test_a_line_figure_that_cannot_be_drawn_says_so(tmp_path, capsys, monkeypatc
     assert not list((tmp_path / "figures").glob("two_avg_sct_vs_*"))
 
 
+@pytest.mark.slow
 def test_bars_of_a_packet_level_experiment_say_so(tmp_path, monkeypatch):
     from analysis import plots
     titles = {}
@@ -429,6 +447,7 @@ def test_bars_of_a_packet_level_experiment_say_so(tmp_path, monkeypatch):
     assert titles["sim_normalised_avg_sct"].startswith("sim: ")
 
 
+@pytest.mark.slow
 def test_sct_cdfs_one_per_scenario_named_in_the_summary(tmp_path):
     for x in (10, 2, 1):
         write_runs(tmp_path, "sweep", {"workload.x": x}, {REFERENCE: ([2.0, 3.0],), "fair": ([4.0, 1.0],)})
@@ -462,6 +481,7 @@ def test_scenario_order_by_hand():
 
 # --- the analysis owns figures/ and tables/ ---------------------------------------------
 
+@pytest.mark.slow
 def test_figures_and_tables_no_longer_written_are_removed(tmp_path):
     """``--cdf all`` draws zother's CDF; a later default run (CDFs of the first experiment,
     sweep, only) removes zother's three files and a table no section writes, and keeps
@@ -489,6 +509,7 @@ def test_figures_and_tables_no_longer_written_are_removed(tmp_path):
     assert "The analysis owns `figures/` and `tables/`" in (tmp_path / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_line_figure_no_longer_asked_for_is_removed(tmp_path):
     for x in (1, 2):
         write_runs(tmp_path, "sweep", {"workload.x": x}, {REFERENCE: ([2.0],), "fair": ([4.0],)},
@@ -503,6 +524,7 @@ def test_a_line_figure_no_longer_asked_for_is_removed(tmp_path):
     assert (tmp_path / "figures" / "sweep_normalised_avg_sct.png").exists()
 
 
+@pytest.mark.slow
 def test_nothing_is_removed_when_the_analysis_fails(tmp_path):
     write_tree(tmp_path)
     make_report(tmp_path, cdf=["exp"])
@@ -513,6 +535,7 @@ def test_nothing_is_removed_when_the_analysis_fails(tmp_path):
     assert stale.exists()
 
 
+@pytest.mark.slow
 def test_the_header_is_the_command_with_its_flags(tmp_path):
     """The summary's first line regenerates it: the flags given are in it (a later run
     without them is back at the defaults), and the hint for other CDFs keeps them."""
@@ -602,6 +625,7 @@ def test_recording_files_collects_what_its_block_writes_and_nothing_else(tmp_pat
     assert inner == [tmp_path / "b.csv"]
 
 
+@pytest.mark.slow
 def test_runs_made_before_an_experiment_got_its_sweep_are_their_own_scenario(tmp_path):
     """`exp` has runs at x=1 and one older run without swept parameters; `other` has no
     sweep at all. The older run of `exp` is the scenario "no sweep" (not "all", which reads

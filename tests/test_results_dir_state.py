@@ -4,10 +4,13 @@ import json
 import shutil
 import subprocess
 
+import pytest
+
 from tests.helpers import child_pids
 from tests.test_runner_checks import executed, runner, write
 
 
+@pytest.mark.slow
 def test_a_different_run_says_what_changed(tmp_path):
     """One run with 2 apps of max_resource 3, then the file asks for 3 apps of max_resource
     9 and a new description: the dry run and the refusal name the two workload keys with
@@ -100,6 +103,7 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     assert not list((out / "one" / "traces").glob(".*"))
 
 
+@pytest.mark.slow
 def test_a_replacement_killed_between_its_renames_keeps_the_new_run(tmp_path):
     """--force replaces a run of 2 apps by one of 3; the runner is killed after renaming
     the old run aside and before renaming the new one (whole, with its run_config.json)
@@ -128,6 +132,7 @@ def test_a_replacement_killed_between_its_renames_keeps_the_new_run(tmp_path):
     assert sorted(p.name for p in (out / "one").iterdir()) == ["policy=fair,seed=1", "traces"]
 
 
+@pytest.mark.slow
 def test_a_put_back_run_of_another_config_refuses_in_the_dry_run_too(tmp_path):
     """The config changed (2 -> 3 apps) and the old run sits renamed aside by a killed
     replacement: the dry run and the run both name the different run (put back first) and
@@ -159,6 +164,7 @@ def _alive(pid: int) -> bool:
     return process_start_ticks(pid) is not None
 
 
+@pytest.mark.slow
 def test_workers_die_with_a_runner_killed_outright_and_a_rerun_completes(tmp_path):
     """A runner with two worker processes is SIGKILLed while a run is being written: its
     workers exit too (they do not finish the runs queued for them and wait forever), and
@@ -226,6 +232,7 @@ def test_a_zombie_process_id_is_not_a_running_writer():
     assert not _pid_running(pid)
 
 
+@pytest.mark.slow
 def test_reference_may_name_the_policy_of_a_run_that_is_put_back(tmp_path):
     """The only `fair` run sits renamed aside by a killed replacement and the config now
     asks for Sincronia: the run puts the `fair` run back before the analysis reads the
@@ -282,6 +289,7 @@ run_cli(lambda: r.main(sys.argv[1:]), interrupted=r.INTERRUPTED)
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_runner_and_its_workers_with_one_line(tmp_path):
     """Ctrl-C (SIGINT to the runner's process group) while a worker is inside a run: the
     runner stops its workers (no queued run starts, the one in progress is not waited

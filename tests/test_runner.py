@@ -45,6 +45,7 @@ def run_dirs(out):
                   if not p.parent.name.startswith("."))
 
 
+@pytest.mark.slow
 def test_dry_run_lists_exactly_the_runs(tmp_path):
     out = tmp_path / "res"
     r = runner("--config", write_cfg(tmp_path), "--dry-run", "--out", out)
@@ -58,6 +59,7 @@ def test_dry_run_lists_exactly_the_runs(tmp_path):
     assert not out.exists()  # a dry run writes nothing
 
 
+@pytest.mark.slow
 def test_one_config_flag_takes_several_files_as_a_shell_glob_gives_them(tmp_path):
     """``--config a.toml b.toml`` (what ``--config experiments/pinned_hosts/cong_*.toml`` expands to)
     is both files, as ``--config a.toml --config b.toml`` is."""
@@ -72,6 +74,7 @@ def test_one_config_flag_takes_several_files_as_a_shell_glob_gives_them(tmp_path
     assert one.stdout.strip().split("\n")[-1].startswith(f"24 runs into {out}:")
 
 
+@pytest.mark.slow
 def test_default_suite_dry_run_finds_every_committed_run_done():
     """The default suite goes into results/ and every run there is done (the same run recorded):
     a rerun regenerates the analysis only."""
@@ -83,6 +86,7 @@ def test_default_suite_dry_run_finds_every_committed_run_done():
     assert n >= 600
 
 
+@pytest.mark.slow
 def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
     cfg, out = write_cfg(tmp_path), tmp_path / "res"
     r = runner("--config", cfg, "--out", out, "--jobs", "2")
@@ -132,6 +136,7 @@ sys.exit(r.main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_killed_midway_then_rerun_completes_the_rest(tmp_path):
     """The runner is SIGKILLed at a fixed point (inside the 4th run, after its records
     were written to the temporary directory, before the rename): no timing window. The
@@ -261,6 +266,7 @@ def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
     ("bogus_key = 1", "unknown key 'workload.bogus_key' (known: "),
     ("eta = 1", "workload.eta"),
 ])
+@pytest.mark.slow
 def test_bad_config_fails_before_any_run(tmp_path, extra, needle):
     out = tmp_path / "res"
     cfg = write_cfg(tmp_path, extra=extra)
@@ -279,6 +285,7 @@ def test_bad_experiment_key_names_the_file_outside_the_quotes(tmp_path):
     assert r.stderr.startswith(f"error: {p}: unknown key 'experiment.foo' (known: "), r.stderr
 
 
+@pytest.mark.slow
 def test_bad_policy_name_fails(tmp_path):
     p = tmp_path / "x.toml"
     p.write_text('[experiment]\nname = "x"\npolicies = ["beamr"]\n')
@@ -298,6 +305,7 @@ def _records(out):
     return recs
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_records_as_the_local_pool(tmp_path):
     distributed = pytest.importorskip("distributed")
     cfg = write_cfg(tmp_path)
@@ -314,6 +322,7 @@ def test_dask_local_cluster_gives_the_same_records_as_the_local_pool(tmp_path):
         assert a[k] == b[k], k
 
 
+@pytest.mark.slow
 def test_dask_local_starts_its_own_cluster(tmp_path):
     pytest.importorskip("distributed")
     out = tmp_path / "out"
@@ -323,6 +332,7 @@ def test_dask_local_starts_its_own_cluster(tmp_path):
     assert len(run_dirs(out)) == 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line", ["", 'realloc = "policy"\n'])
 def test_realloc_policy_resolves_per_run(tmp_path, line):
     """realloc = "policy", written or left out, runs each policy as the packet backend
@@ -478,6 +488,7 @@ def test_repetitions_rejected_for_the_deterministic_fluid_backend(tmp_path):
 
 # --- where results go: results/ is the reference; every other run has its own directory ---
 
+@pytest.mark.slow
 def test_config_runs_go_to_their_own_directory_and_never_touch_results(tmp_path):
     """In a copy of the repository: ``--config tiny.toml`` writes runs/tiny/ (records,
     summary, tables, figures) and says so; the committed results/ is unchanged, and asking
@@ -525,6 +536,7 @@ def test_default_output_directories():
         assert needle in help_text, needle
 
 
+@pytest.mark.slow
 def test_records_and_tables_hold_no_absolute_paths(tmp_path):
     """Every CSV and JSON the runner and the analysis write (records, run_config.json,
     traces' bounds, tables, figure data) is free of the machine's paths; run.json's
@@ -543,6 +555,7 @@ def test_records_and_tables_hold_no_absolute_paths(tmp_path):
         assert not os.path.isabs(tp) and (out / tp).is_file(), tp
 
 
+@pytest.mark.slow
 def test_reference_flag_of_the_runner(tmp_path):
     cfg, out = write_cfg(tmp_path), tmp_path / "res"
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--reference", "varys")
@@ -564,6 +577,7 @@ def test_reference_flag_of_the_runner(tmp_path):
         "sincronia and varys that is not the reference.)") in text
 
 
+@pytest.mark.slow
 def test_reference_may_name_a_policy_recorded_in_the_directory(tmp_path):
     """The analysis reads every run of the directory, so --reference may name a policy
     that only earlier runs there used; one that no run used is refused before any run."""
@@ -594,6 +608,7 @@ def test_analysis_options_without_an_analysis_are_refused(tmp_path, flags, says)
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
     cfg, out = write_cfg(tmp_path), tmp_path / "res"
     assert runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis").returncode == 0
@@ -615,6 +630,7 @@ def test_runs_not_in_the_config_are_named_in_a_note(tmp_path):
     assert not (out / "NOTES.md").exists()
 
 
+@pytest.mark.slow
 def test_cdf_flag_of_the_runner(tmp_path):
     cfg, out = write_cfg(tmp_path), tmp_path / "res"
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--cdf", "tiny", "nosuch")

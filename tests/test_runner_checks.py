@@ -61,6 +61,7 @@ LEAF8 = 'kind = "leaf_spine"\nhosts_per_leaf = 4\nnum_hosts = 8'
 
 # --- a topology short of the workload's hosts ---
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dry", [True, False])
 def test_topology_short_of_the_workloads_hosts_fails_before_any_run(tmp_path, dry):
     """16 workload hosts h0..h15 on a leaf-spine of topology.num_hosts = 8 with 4 hosts per
@@ -76,6 +77,7 @@ def test_topology_short_of_the_workloads_hosts_fails_before_any_run(tmp_path, dr
     assert r.stdout == "" and not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("topology,kind", [(LEAF8, "leaf_spine"), ("num_hosts = 8", "big_switch")])
 def test_the_fluid_cli_reports_the_same_mistake_the_same_way(tmp_path, topology, kind):
     """``python -m emulation.fluid`` on the generated 16-host trace with the file's
@@ -268,6 +270,7 @@ def test_directories_starting_with_a_dot_are_not_runs(tmp_path):
 
 # --- labels: description and figure ---
 
+@pytest.mark.slow
 def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     """A tiny experiment (2 sweep points x 2 policies x 1 seed = 4 runs) is run, then its
     [experiment] gets a description and figure = "line" (README step 2). The dry run lists
@@ -314,6 +317,7 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert r.stdout.splitlines()[-1] == f"4 runs into {out}: 4 done (the same run recorded), 0 to run"
 
 
+@pytest.mark.slow
 def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
     """One run (fair, seed 1), then the file lists beamer and seed 2 too: the dry run
     calls the first run done (its run list rewritten by a run) and the three new ones to
@@ -373,6 +377,7 @@ def test_run_key_leaves_out_only_the_labels_and_run_lists(tmp_path):
 
 # --- hosts no flow can use: a larger num_hosts, a leaf-spine's filled last leaf ---
 
+@pytest.mark.slow
 def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
     """16 hosts, 5 per leaf: ceil(16 / 5) = 4 leaves l0..l3, 20 hosts; h16..h19 fill l3
     up (beside h15) and carry no traffic. One note on stderr, in the dry run too; the run

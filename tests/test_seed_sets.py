@@ -57,6 +57,7 @@ def tree(tmp_path):
     return tmp_path / "res"
 
 
+@pytest.mark.slow
 def test_each_family_reports_each_seed_set_apart(tree, tmp_path):
     from analysis.load import load_stages
     runs = load_runs(tree)

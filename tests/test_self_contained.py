@@ -7,6 +7,8 @@ import hashlib
 import re
 import tomllib
 
+import pytest
+
 from tests.conftest import FB_TRACE, REPO
 
 SKIP_DIRS = {".git", ".venv", "results", "__pycache__", ".pytest_cache", ".hypothesis", "scratch"}
@@ -58,11 +60,13 @@ def test_detector_flags_outside_paths():
     assert not python_hits('"""Docstring naming ../shared/DESIGN.md."""\nx = "shared memory"')
 
 
+@pytest.mark.slow
 def test_no_python_file_reads_outside_the_repository():
     bad = {str(p.relative_to(REPO)): h for p in _files(".py") if (h := python_hits(p.read_text()))}
     assert not bad, f"run-time references to a folder outside the repository: {bad}"
 
 
+@pytest.mark.slow
 def test_no_config_or_script_points_outside_the_repository():
     bad = []
     for p in _files(".toml"):

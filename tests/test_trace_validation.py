@@ -95,6 +95,7 @@ def test_good_trace_validates_and_summarises(good, tmp_path):
     assert int(fields["apps"]) == 2 and int(fields["total_bytes"]) > 0
 
 
+@pytest.mark.slow
 def test_generate_cli_is_deterministic(tmp_path):
     out1, out2 = tmp_path / "a.json", tmp_path / "b.json"
     for out in (out1, out2):

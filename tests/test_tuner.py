@@ -54,6 +54,7 @@ def asha_runs(tmp_path_factory):
     return t, out
 
 
+@pytest.mark.slow
 def test_which_trials_go_on_follows_the_run(asha_runs):
     _, out = asha_runs
     key = ["app_id", "trial_id", "rung"]
@@ -98,6 +99,7 @@ def test_each_decision_is_justified_by_the_results_that_had_arrived(asha_runs):
                     assert not goes_on        # worse than every one (eta 3, two or more)
 
 
+@pytest.mark.slow
 def test_the_decisions_are_ray_tunes(asha_runs):
     pytest.importorskip("ray.tune", reason="Ray Tune (requirements-optional.txt) not installed")
     from ray.tune.schedulers import ASHAScheduler, TrialScheduler

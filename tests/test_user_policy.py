@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.conftest import PYTHON, REPO
 
@@ -116,6 +117,7 @@ def markdown_tables(text: str) -> list[str]:
     return tables
 
 
+@pytest.mark.slow
 def test_a_new_policy_is_reported_everywhere(tmp_path):
     repo = repo_copy(tmp_path / "repo")
     add_policy(repo)

@@ -21,6 +21,7 @@ def gen(config, out, *flags):
                            *flags], cwd=REPO, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", TOMLS, ids=[p.name for p in TOMLS])
 def test_every_experiment_toml_generates(path, tmp_path):
     r = gen(path.relative_to(REPO), tmp_path / "t.json")
@@ -47,6 +48,7 @@ def test_every_experiment_toml_generates(path, tmp_path):
         assert spec.seed == want_seed and trace_mod.dumps(ref) == trace_mod.dumps(t)
 
 
+@pytest.mark.slow
 def test_seed_option_and_experiment_seeds(tmp_path):
     cfg = tmp_path / "x.toml"
     cfg.write_text('[experiment]\nname = "x"\nseeds = [7, 8]\n\n[workload]\nnum_apps = 1\n')
@@ -77,6 +79,7 @@ def test_generate_makes_the_output_directory(tmp_path):
     ("[topology]\nlink_rate = 1e9\n", "unknown key 'topology.link_rate' (known: "),
     ("[experiment]\nname = \"x\"\nseed = [1]\n", "unknown key 'experiment.seed' (known: "),
 ])
+@pytest.mark.slow
 def test_bad_tables_exit_2_with_one_line(tmp_path, text, needle):
     cfg = tmp_path / "x.toml"
     cfg.write_text(text)
