@@ -389,6 +389,10 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
             raise ConfigError(f"{path}: {error}{at}")
         exp = build(ExperimentSection, tables["experiment"], "experiment")
         topo = build(TopologyConfig, tables["topology"], "topology")
+        if exp.backend == "mininet":
+            from emulation.mininet.net import unbuildable
+            if (why := unbuildable(topo)) is not None:
+                raise ConfigError(f"{path}: {why}{at}")
         trace_path = trace_sha = ""
         if exp.trace:
             tp = (path.parent / exp.trace).resolve()

@@ -136,3 +136,27 @@ def test_a_scale_option_must_be_positive(tmp_path, flag, value):
                                       (*cli.TOPOLOGY_FLAGS, "priority_classes", "rate_scale",
                                        "time_scale"))
         cli.settings(args, given)
+
+
+@pytest.mark.slow
+def test_a_leaf_spine_of_several_spines_is_refused_in_one_line(tmp_path):
+    """The packet-level backend builds one bridged path between two hosts, so a leaf-spine
+    of two spines (a bridging loop, no per-flow spine) is refused before any network is
+    built, as root or not: from --config, from --spines, and by the runner; one spine is
+    accepted."""
+    two = FILE.replace("num_spines = 1", "num_spines = 2")
+    with pytest.raises(cli.ConfigError, match="a leaf-spine of 2 spines"):
+        settings(tmp_path, two)
+    with pytest.raises(cli.ConfigError, match="use 1 spine here"):
+        settings(tmp_path, FILE, "--spines", "2")
+    assert settings(tmp_path, FILE)[0].num_spines == 1
+    r = subprocess.run([PYTHON, "-m", "emulation.mininet", "t.json", "--policy", "fair",
+                        "--topology", "leaf_spine", "--hosts-per-leaf", "2", "--spines", "2",
+                        "-o", str(tmp_path / "out")], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "its bridges would loop" in r.stderr and not (tmp_path / "out").exists()
+    cfg = tmp_path / "ls.toml"
+    cfg.write_text(two.replace('name = "mine"', 'name = "mine"\nbackend = "mininet"'))
+    r = subprocess.run([PYTHON, "run_experiments.py", "--config", str(cfg), "--dry-run"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2 and "a leaf-spine of 2 spines" in r.stderr, r.stderr

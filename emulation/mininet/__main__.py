@@ -24,7 +24,7 @@ if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly t
     interrupts_end_quietly()
 
 from emulation.fluid.run import add_output_args
-from emulation.mininet.net import require_root
+from emulation.mininet.net import require_root, unbuildable
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args
@@ -110,7 +110,11 @@ def settings(args: argparse.Namespace, given: set[str]
     except ConfigError as exc:
         raise ConfigError(f"{args.config}: {exc}") from None
     topo = merged_topology(TOPOLOGY_DEFAULTS, file_topo, args, given)
-    return topology_config(topo, given, args.config), opts, notes
+    topo_cfg = topology_config(topo, given, args.config)
+    why = unbuildable(topo_cfg)
+    if why is not None:
+        raise ConfigError(why if args.config is None else f"{args.config}: {why}")
+    return topo_cfg, opts, notes
 
 
 def main(argv: list[str] | None = None) -> int:
