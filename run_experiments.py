@@ -276,11 +276,11 @@ def build_parser() -> ArgumentParser:
             "evaluation'."))
     ap.add_argument("--config", action="extend", nargs="+", type=Path, metavar="FILE",
                     help="experiment TOMLs (one or more, repeatable: --config "
-                         "experiments/gpus_cong_*.toml; default: the suite, every "
-                         "experiments/*.toml)")
+                         "experiments/gpus_cong_*.toml; default: the files of --suite)")
     ap.add_argument("--suite", choices=list(SUITES), default="default",
                     help="which suite runs without --config (default: default, the "
-                         "experiments/*.toml on a cluster with GPUs; pinned-hosts: the "
+                         "experiments/*.toml but default.toml and testbed.toml: a cluster "
+                         "with GPUs, and FB2010; pinned-hosts: the "
                          "ablation of experiments/pinned_hosts/, trial workers on fixed "
                          "hosts with no GPU capacity, a cluster that cannot exist); both "
                          "write into results/")
@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {bad_out}", file=sys.stderr)
         return 2
     if args.config and args.suite != "default":
-        print("error: --suite names the experiment files, --config too: give one",
+        print("error: give --suite or --config, not both (each names the experiment files)",
               file=sys.stderr)
         return 2
     configs = args.config or suite_configs(args.suite)

@@ -28,7 +28,8 @@ from analysis.load import write_table
 from analysis.metrics import mean_ci95
 from analysis.text import cell
 
-BASELINES = ("beamer-sbssi", "sincronia", "fair", "fifo_lm", "varys")
+VERDICT_BASELINES = ("beamer-sbssi", "sincronia", "fair", "fifo_lm", "varys")
+BASELINES = ("beamer", *VERDICT_BASELINES)  # the per-experiment table's, but the reference
 DESIGNS = ("beamer-sbssi", "beamer")
 PLACEMENT = "param:cluster.placement"
 TUNERS = ("random", "asha", "sha", "hyperband", "mix")  # gpus-<tuner>: the tuner's family
@@ -93,7 +94,7 @@ def cluster_verdict(runs: pd.DataFrame) -> pd.DataFrame:
     for (fam, placement), g in placed.groupby(["family", PLACEMENT], sort=False):
         wide = _wide(g, "avg_sct_s").drop_duplicates("source")
         for design in (d for d in DESIGNS if d in wide):
-            for b in (b for b in BASELINES if b in wide and b != design):
+            for b in (b for b in VERDICT_BASELINES if b in wide and b != design):
                 ratio = (wide[design] / wide[b]).dropna().to_numpy()
                 m, h = mean_ci95(ratio)
                 rows.append({"family": fam, "placement": placement, "design": design,
@@ -147,7 +148,7 @@ def cluster_table(runs: pd.DataFrame, reference: str) -> pd.DataFrame:
 def _verdict_lines(v: pd.DataFrame, reference: str) -> list[str]:
     """The verdict table: a row per family and placement, a column per design and
     baseline."""
-    cols = [(d, b) for d in DESIGNS for b in BASELINES
+    cols = [(d, b) for d in DESIGNS for b in VERDICT_BASELINES
             if d != b and ((v["design"] == d) & (v["baseline"] == b)).any()]
     lines = ["", "| family | placement | runs | " + " | ".join(f"{d} / {b}" for d, b in cols)
              + " |", "|" + "---|" * (len(cols) + 3)]

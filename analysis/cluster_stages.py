@@ -17,7 +17,12 @@ from analysis.cluster import PLACEMENT, placed_runs
 from analysis.load import write_table
 from analysis.text import cell
 
-OTHER = "sincronia"
+OTHER = "sincronia"  # compared with the reference; beamer when Sincronia is the reference
+
+
+def other_of(reference: str) -> str:
+    """The policy the reference is compared with here."""
+    return OTHER if reference != OTHER else "beamer"
 
 
 def stage_kinds(trace: Path) -> dict[str, str]:
@@ -47,13 +52,14 @@ def _run_stages(run: pd.Series, results: Path, kinds: dict[str, dict[str, str]]
 
 
 def cluster_stage_table(runs: pd.DataFrame, results: Path, reference: str) -> pd.DataFrame:
-    """One row per (experiment, placement, kind, policy), the reference's and Sincronia's
-    runs only: ``stages``, ``sct_s``, ``trial_wait_s``, ``trial_held_s`` (means over the
+    """One row per (experiment, placement, kind, policy), the reference's and
+    ``other_of(reference)``'s runs only: ``stages``, ``sct_s``, ``trial_wait_s``,
+    ``trial_held_s`` (means over the
     stages of every run of the group)."""
     placed = placed_runs(runs)
     if placed.empty:
         return pd.DataFrame()
-    placed = placed[placed["policy"].isin([reference, OTHER])]
+    placed = placed[placed["policy"].isin([reference, other_of(reference)])]
     rows, kinds = [], {}
     for (exp, placement, policy), g in placed.groupby(["experiment", PLACEMENT, "policy"]):
         st = pd.concat([_run_stages(r, results, kinds) for _, r in g.iterrows()])
@@ -72,13 +78,14 @@ def cluster_stage_lines(runs: pd.DataFrame, results: Path, tables: Path,
     if t.empty:
         return []
     write_table(t, tables / "cluster_stages.csv")
-    pols = [p for p in (reference, OTHER) if p in set(t["policy"])]
+    other = other_of(reference)
+    pols = [p for p in (reference, other) if p in set(t["policy"])]
     wide = t.pivot_table(index=["experiment", "placement", "kind"], columns="policy",
                          values=["stages", "sct_s", "trial_wait_s", "trial_held_s"],
                          sort=False)
     cols = [(m, p) for m in ("sct_s", "trial_wait_s", "trial_held_s") for p in pols]
     lines = ["", f"**Per stage and trial** (`tables/cluster_stages.csv`): for `{reference}` "
-             f"and `{OTHER}`, per experiment, placement and kind of stage (`followed`: "
+             f"and `{other}`, per experiment, placement and kind of stage (`followed`: "
              "another stage of its tuning job depends on it; `last`: none does), the mean "
              "SCT of its stages, the mean wait of their trials for GPUs and the mean time "
              "a trial holds its GPUs (computing and waiting on the network), in seconds.",

@@ -394,3 +394,21 @@ def test_every_run_of_the_default_suite_keeps_its_servers_gpu_count():
         assert max(peak.values()) <= cluster["gpus_per_host"], path.parent.name
         held = trials["hosts"].map(lambda h: sum(int(p.split(":")[1]) for p in h.split(";")))
         assert (held == trials["gpus"]).all(), path.parent.name
+
+
+@pytest.mark.slow
+def test_the_per_stage_table_compares_two_policies_whichever_is_the_reference():
+    """With Sincronia as the analysis's reference, the per-stage table compares it with
+    beamer (not with itself), and the per-experiment table has a column for beamer."""
+    from pathlib import Path
+
+    from analysis.cluster import cluster_table
+    from analysis.cluster_stages import cluster_stage_table
+    from analysis.load import load_runs
+    results = Path(__file__).resolve().parents[1] / "results"
+    runs = load_runs(results)
+    runs = runs[(runs["experiment"] == "gpus-random") & (runs["workload_seed"] == 31)]
+    stages = cluster_stage_table(runs, results, "sincronia")
+    assert set(stages["policy"]) == {"sincronia", "beamer"}
+    assert "/ beamer" in cluster_table(runs, "sincronia")
+    assert "/ beamer" not in cluster_table(runs, "beamer")

@@ -200,12 +200,14 @@ def test_the_findings_name_each_number_where_it_belongs(verdict, records):
         f"ahead on random search ({both('random', sb, ' and ')})",
         f"SHA {both('sha', sb, ' and ')}, Hyperband {both('hyperband', sb, ' and ')}, the "
         f"congestion family {c('congestion', 'spread', sb)}",
-        f"ahead on random search ({both('random', 'beamer')}; behind 4:1 oversubscribed "
+        f"ahead on random search ({both('random', 'beamer')}; with 4:1 oversubscribed "
         f"uplinks {c('gpus-fabric', 'spread', 'beamer')})",
+        f"on ASHA its stages end no later ({both('asha', 'beamer')})",
         f"mixed tenants ({both('mix', 'beamer')}) and on the congestion family "
         f"({c('congestion', 'spread', 'beamer')})",
         f"SHA ({both('sha', 'beamer')}) and Hyperband ({both('hyperband', 'beamer')})",
-        f"Hyperband {c('hyperband', 'random', 'beamer', sb)}, congestion "
+        f"Hyperband {c('hyperband', 'random', 'beamer', sb)} and "
+        f"{c('hyperband', 'spread', 'beamer', sb)}, congestion "
         f"{c('congestion', 'spread', 'beamer', sb)}"]
     for phrase in expected:
         assert phrase in text, phrase

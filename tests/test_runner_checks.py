@@ -485,4 +485,4 @@ def test_the_two_suites_of_results():
         assert f"committed runs of the {other} suite (--suite {other}) are kept" in r.stdout
         assert re.search(r"^(\d+) runs into results: \1 done", r.stdout, re.M), r.stdout[-300:]
     r = runner("--dry-run", "--suite", "pinned-hosts", "--config", "experiments/fb.toml")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "give one" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not both" in r.stderr

@@ -176,6 +176,11 @@ def main(argv: list[str] | None = None) -> int:
             sent, recv = summ.pop("per_host_sent_bytes"), summ.pop("per_host_received_bytes")
             for k, val in summ.items():
                 print(f"{k}: {val}")
+            if t.cluster is not None:
+                print(f"note: trials placed during the run on {t.cluster['gpus_per_host']} GPUs "
+                      "per host ([cluster]): their coflows and flows exist only once a run "
+                      "places them (0 here), and ASHA segments the run's tuner stops are "
+                      "not run, so a run may count fewer stages")
             if args.per_host:
                 for h in t.hosts:
                     print(f"host_{h}_sent_bytes: {sent[h]}")
