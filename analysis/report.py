@@ -396,7 +396,8 @@ TABLE_DOC = {
                            "configuration two experiments share counted once).",
     "cluster_stages.csv": "one row per cluster experiment, placement, kind of stage "
                           "(`followed`: another stage of its tuning job depends on it; "
-                          "`last`: none does) and policy ({ref} and sincronia): `stages`, "
+                          "`last`: none does) and policy ({ref}, and Sincronia or, with "
+                          "Sincronia the reference, beamer): `stages`, "
                           "mean `sct_s`, mean `trial_wait_s` (a trial's wait for GPUs) and "
                           "`trial_held_s` (the time a trial holds its GPUs).",
     "cluster_placement.csv": "one row per experiment, sweep point (`point`: its swept "
