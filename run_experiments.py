@@ -202,20 +202,26 @@ def _kernels_ready() -> None:
 
 def other_suite_runs(stale: list[str], out: Path, args: argparse.Namespace
                      ) -> tuple[str | None, list[str]]:
-    """A suite run into ``results/`` finds the other suite's committed runs there: a
-    sentence naming them (or None), and the rest of ``stale``, run directories of neither
+    """A suite run into ``results/`` finds the other suites' committed runs there: a
+    sentence naming them (or None), and the rest of ``stale``, run directories of no
     suite."""
     if not stale or args.config or args.full or out != REFERENCE_DIR.resolve():
         return None, stale
-    other = next(name for name in SUITES if name != args.suite)
-    names = {f"{s.experiment}/{s.name}" for s in
-             collect_specs(suite_configs(other), full=False, backend="both")[0]}
-    theirs = [r for r in stale if r in names]
-    if not theirs:
+    counts: dict[str, int] = {}
+    rest = set(stale)
+    for other in (name for name in SUITES if name != args.suite):
+        names = {f"{s.experiment}/{s.name}" for s in
+                 collect_specs(suite_configs(other), full=False, backend="both")[0]}
+        theirs = rest & names
+        if theirs:
+            counts[other] = len(theirs)
+            rest -= theirs
+    if not counts:
         return None, stale
-    return (f"the {len(theirs):,} committed runs of the {other} suite (--suite {other}) are "
-            f"kept in {_shown(out)}, and the analysis reads them with these (the summary "
-            "labels the pinned-hosts ablation's sections)"), [r for r in stale if r not in names]
+    which = "; ".join(f"{n:,} of the {name} suite (--suite {name})" for name, n in counts.items())
+    return (f"the committed runs of other suites are kept in {_shown(out)} ({which}), and the "
+            "analysis reads them with these (the summary labels the pinned-hosts ablation's "
+            "sections)"), [r for r in stale if r in rest]
 
 
 def _count(n: int, one: str, many: str) -> str:

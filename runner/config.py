@@ -39,8 +39,10 @@ SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.to
 # The suites by name, each the experiment files of one folder: the default suite runs on
 # a cluster with GPUs (or a trace with its own hosts, FB2010); the pinned-hosts ablation
 # holds the experiments whose trace fixes each trial worker's host with no GPU capacity
-# (a cluster that cannot exist: docs/design-notes.md, "A cluster with GPUs").
-SUITES = {"default": REPO / "experiments", "pinned-hosts": REPO / "experiments" / "pinned_hosts"}
+# (a cluster that cannot exist: docs/design-notes.md, "A cluster with GPUs"); the
+# validation suite holds the packet-level traces that measure the fluid model's error.
+SUITES = {"default": REPO / "experiments", "pinned-hosts": REPO / "experiments" / "pinned_hosts",
+          "validation": REPO / "experiments" / "validation"}
 TABLES = ("experiment", "workload", "topology", "cluster", "sweep", "full")
 SWEPT_TABLES = ("experiment", "workload", "topology", "cluster")  # what [sweep] keys name
 BACKENDS = ("fluid", "mininet")

@@ -470,19 +470,23 @@ def test_a_leaf_spine_of_one_leaf_says_its_spines_carry_nothing():
     assert two is None
 
 
-def test_the_two_suites_of_results():
+def test_the_suites_of_results():
     """The default suite holds only runs on a cluster with GPUs (or FB2010), the
-    pinned-hosts ablation the rest; in results/ each suite finds its runs done and names
-    the other's committed runs, and --suite with --config is one line and exit 2."""
+    pinned-hosts ablation and the validation set the rest; in results/ each suite finds
+    its runs done and names the others' committed runs, and --suite with --config is one
+    line and exit 2."""
     from runner.config import SUITES, suite_configs
     default = [p.name for p in suite_configs()]
-    assert "fb.toml" in default and "testbed_gpus.toml" in default
-    assert all(n.startswith("gpus_") for n in default if n not in ("fb.toml", "testbed_gpus.toml"))
-    assert {p.parent for p in suite_configs("pinned-hosts")} == {SUITES["pinned-hosts"]}
-    for suite, other in (("default", "pinned-hosts"), ("pinned-hosts", "default")):
+    packet = ("fb.toml", "testbed_gpus.toml", "validation_gpus.toml")
+    assert set(packet) <= set(default)
+    assert all(n.startswith("gpus_") for n in default if n not in packet)
+    for suite in ("pinned-hosts", "validation"):
+        assert {p.parent for p in suite_configs(suite)} == {SUITES[suite]}
+    for suite in SUITES:
         r = runner("--dry-run", "--suite", suite)
         assert r.returncode == 0, r.stderr
-        assert f"committed runs of the {other} suite (--suite {other}) are kept" in r.stdout
+        for other in set(SUITES) - {suite}:
+            assert f"of the {other} suite (--suite {other})" in r.stdout
         assert re.search(r"^(\d+) runs into results: \1 done", r.stdout, re.M), r.stdout[-300:]
     r = runner("--dry-run", "--suite", "pinned-hosts", "--config", "experiments/fb.toml")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not both" in r.stderr
