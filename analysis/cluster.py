@@ -35,10 +35,21 @@ PLACEMENT = "param:cluster.placement"
 TUNERS = ("random", "asha", "sha", "hyperband", "mix")  # gpus-<tuner>: the tuner's family
 FAMILY_PREFIXES = (("gpus-cong-", "congestion"), ("gpus-per-host-", "gpus per server"))
 NOT_A_POINT = ("placement=", "sync_pattern=")  # what a row averages over
+# an experiment named <name>-packet-aware runs <name>'s traces in the packet-aware fluid
+# model: its family is <name>'s, its verdict a column beside the ideal model's
+PACKET_AWARE = "-packet-aware"
+MODELS = ("ideal", "packet-aware")
+HEADLINE = (("beamer", "sincronia"), ("beamer-sbssi", "sincronia"), ("beamer", "fair"))
+
+
+def fluid_model(experiment: str) -> str:
+    """"packet-aware" for a ``*-packet-aware`` experiment, else "ideal"."""
+    return "packet-aware" if experiment.endswith(PACKET_AWARE) else "ideal"
 
 
 def family(experiment: str) -> str:
     """The verdict family of a cluster experiment (see the module)."""
+    experiment = experiment.removesuffix(PACKET_AWARE)
     for prefix, name in FAMILY_PREFIXES:
         if experiment.startswith(prefix):
             return name
@@ -71,6 +82,7 @@ def placed_runs(runs: pd.DataFrame) -> pd.DataFrame:
     placed[PLACEMENT] = [_placement(r) for _, r in placed.iterrows()]
     placed["point"] = placed["scenario"].map(point)
     placed["family"] = placed["experiment"].map(family)
+    placed["fluid_model"] = placed["experiment"].map(fluid_model)
     return placed
 
 
@@ -85,10 +97,13 @@ def _wide(g: pd.DataFrame, values: str) -> pd.DataFrame:
     return wide.assign(source=src.reindex(wide.index))
 
 
-def cluster_verdict(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (family, placement, design, baseline): ``ratio_mean``, ``ci95``, ``n``."""
+def cluster_verdict(runs: pd.DataFrame, model: str = "ideal") -> pd.DataFrame:
+    """One row per (family, placement, design, baseline) of the runs of fluid model
+    ``model``: ``ratio_mean``, ``ci95``, ``n``."""
     placed = placed_runs(runs)
     rows = []
+    if not placed.empty:
+        placed = placed[placed["fluid_model"] == model]
     if placed.empty:
         return pd.DataFrame(rows)
     for (fam, placement), g in placed.groupby(["family", PLACEMENT], sort=False):
@@ -145,6 +160,36 @@ def cluster_table(runs: pd.DataFrame, reference: str) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["experiment"], kind="stable").reset_index(drop=True)
 
 
+def models_side_by_side(runs: pd.DataFrame) -> pd.DataFrame:
+    """The ``HEADLINE`` ratios per family and placement in both fluid models, where the
+    packet-aware model has runs: one row per (family, placement, design, baseline)."""
+    ideal, packet = cluster_verdict(runs), cluster_verdict(runs, "packet-aware")
+    if packet.empty:
+        return pd.DataFrame()
+    keys = ["family", "placement", "design", "baseline"]
+    both = ideal.merge(packet, on=keys, suffixes=("_ideal", "_packet_aware"))
+    pick = pd.Series([(d, b) in HEADLINE for d, b in zip(both["design"], both["baseline"])],
+                     index=both.index, dtype=bool)
+    return both[pick].reset_index(drop=True)
+
+
+def _side_by_side_lines(t: pd.DataFrame) -> list[str]:
+    cols = [(d, b) for d, b in HEADLINE if ((t["design"] == d) & (t["baseline"] == b)).any()]
+    lines = ["", "| family | placement | " + " | ".join(
+        f"{d} / {b} ideal | packet-aware" for d, b in cols) + " |",
+        "|" + "---|" * (2 * len(cols) + 2)]
+    idx = t.set_index(["family", "placement", "design", "baseline"])
+    for (fam, placement), _ in t.groupby(["family", "placement"], sort=False):
+        cells = []
+        for d, b in cols:
+            r = idx.loc[(fam, placement, d, b)] if (fam, placement, d, b) in idx.index else None
+            for m in ("ideal", "packet_aware"):
+                cells.append("" if r is None else f"{cell(r[f'ratio_mean_{m}'], '.3f')} ± "
+                             f"{cell(r[f'ci95_{m}'], '.3f')}")
+        lines.append(f"| {fam} | {placement} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _verdict_lines(v: pd.DataFrame, reference: str) -> list[str]:
     """The verdict table: a row per family and placement, a column per design and
     baseline."""
@@ -195,6 +240,15 @@ def cluster_section(runs: pd.DataFrame, tables: Path, reference: str) -> list[st
     v = cluster_verdict(runs)
     write_table(v, tables / "cluster_verdict.csv")
     write_table(t, tables / "cluster_placement.csv")
+    both = models_side_by_side(runs)
+    side = []
+    if not both.empty:
+        write_table(both, tables / "cluster_verdict_models.csv")
+        side = (["", "**Both fluid models** (`tables/cluster_verdict_models.csv`): the "
+                 "families run again in the packet-aware fluid model (`*-packet-aware` "
+                 "experiments: each flow with the costs the 30 Mbit/s packet testbed adds, "
+                 "`data/packet_model.json`), the same traces; the ideal model's ratios "
+                 "beside them."] + _side_by_side_lines(both))
     return (["", "## A cluster with GPUs", "",
              "Trials placed during the run on servers with GPUs (the default suite). "
              "Ratios: a policy's avg SCT / another's on the same trace, the mean of the "
@@ -205,7 +259,7 @@ def cluster_section(runs: pd.DataFrame, tables: Path, reference: str) -> list[st
              "`gpus-cong-*` the congestion family and `gpus-per-host-*` the GPUs-per-server "
              "family (over their sweep points, a configuration two of their experiments "
              "share counted once)."]
-            + _verdict_lines(v, reference)
+            + _verdict_lines(v, reference) + side
             + ["", f"**Per experiment, sweep point and placement** "
                "(`tables/cluster_placement.csv`; over the sync patterns and seeds): "
                f"`{reference}`'s ratios, its avg SCT, and in its runs the mean wait of a "

@@ -259,7 +259,10 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     paired_lines, paired_figs = paired_section(run_ratios(runs), tables, figs, ref, st)
     paired_lines += seeds_section(run_ratios(runs), tables, ref)
     figure_paths += paired_figs
-    packet_lines = repro_lines + paired_lines + write_packet_tables(
+    from analysis.fluid_error import fluid_error_section
+    error_lines, error_figs = fluid_error_section(runs, tables, figs)
+    figure_paths += error_figs
+    packet_lines = repro_lines + paired_lines + error_lines + write_packet_tables(
         runs, tables, ref, latency_shown=bool(repro_lines))
     # ---
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
@@ -301,6 +304,21 @@ GENERAL_TABLES = ("runs.csv", "normalised_avg_sct.csv", "sct_stats.csv", "trial_
 # ("{ref}": the reference policy). The summary lists the general tables first, then the
 # others alphabetically; a table without an entry is named with a pointer to its writer.
 TABLE_DOC = {
+    "cluster_verdict_models.csv": "per family, placement, design and baseline compared "
+                                  "in the headline: the ideal fluid model's ratio mean and "
+                                  "ci95 and the packet-aware model's, same traces.",
+    "fluid_error_runs.csv": "one row per packet-level run of the validation set: "
+                            "`emulated_avg_sct_s`, each fluid model's twin `*_avg_sct_s` "
+                            "(ideal, packet-aware; trace s) and `*_error` = twin / emulated - 1.",
+    "fluid_error.csv": "per policy and fluid model over the validation set: median, p90 and "
+                       "max of |twin / emulated - 1| and the mean signed error.",
+    "fluid_error_pairs.csv": "per validation trace and pair of policies: avg SCT ratio "
+                             "emulated and in each model, and model - emulated ratio.",
+    "fluid_error_pair_summary.csv": "per pair of policies and model: median, p90, max of "
+                                    "|model ratio - emulated ratio| over the traces.",
+    "fluid_error_targets.csv": "per fluid model: the worst policy's median and p90 abs "
+                              "error, beamer / sincronia mean abs ratio error, and the "
+                              "separated pairs (>= 10%) the emulation orders the same way.",
     "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages, s), "
                 "`p95_sct_s`, `avg_cct_s`, `lower_bound_avg_sct_s` (s), `avg_sct_over_lb`, "
                 "`wall_s` (the run's wall-clock time, s).",

@@ -35,7 +35,7 @@ from emulation.view import ViewBuilder
 from workloads.cluster import ClusterConfig, nominal_hosts, placed_coflows
 from workloads.trace import Job, Trace
 
-STAGE_START, COMPUTE_END, JOB_DONE = 0, 1, 2
+STAGE_START, COMPUTE_END, JOB_DONE, RELEASE = 0, 1, 2, 3
 EPS_T = 1e-9
 # the active-flow columns: trace flow, coflow instance, path, bytes left, first-byte time,
 # rate (bytes/s), bytes left at or below which the flow counts as finished
@@ -104,9 +104,13 @@ class ClusterState:
     bytes left (``a_rem``) in place, between those calls."""
 
     def __init__(self, trace: Trace, topology: Topology, *, release_at_zero: bool = False,
-                 record_events: bool = False):
+                 record_events: bool = False, release_latency_s: float = 0.0):
         self.compiled = compile_trace(trace, topology, release_at_zero=release_at_zero)
         self.record_events = record_events
+        # a released coflow's flows join the network this much later (the packet-aware
+        # fluid model, emulation/fluid/packet_model.py); its recorded release is the
+        # moment it was released
+        self.release_latency_s = float(release_latency_s)
         self.job_specs: list[Job] = trace.jobs()
         self.stage_asha = [s.asha for s in trace.stages()]
         self._reset()
@@ -180,7 +184,7 @@ class ClusterState:
     def fire_timers(self) -> bool:
         """Handle every timer due at ``now``; True if any fired."""
         handlers = {STAGE_START: self._start_stage, COMPUTE_END: self._compute_end,
-                    JOB_DONE: self._job_done}
+                    JOB_DONE: self._job_done, RELEASE: self._delayed_release}
         fired = False
         while self._heap and self._heap[0][0] <= self.now + EPS_T:
             _, _, kind, payload = heapq.heappop(self._heap)
@@ -300,15 +304,27 @@ class ClusterState:
         self._push(self.job_compute_end[j], COMPUTE_END, j)
 
     def _compute_end(self, j: int) -> None:
-        self._release(j, 0)
+        self._schedule_release(j, 0)
 
-    def _release(self, j: int, k: int) -> None:
+    def _schedule_release(self, j: int, k: int) -> None:
+        """Release job ``j``'s ``k``-th coflow of the iteration now, or its flows
+        ``release_latency_s`` from now."""
+        if self.release_latency_s > 0.0:
+            self._push(self.now + self.release_latency_s, RELEASE, (j, k, self.now))
+        else:
+            self._release(j, k)
+
+    def _delayed_release(self, payload: tuple[int, int, float]) -> None:
+        j, k, released_s = payload
+        self._release(j, k, released_s=released_s)
+
+    def _release(self, j: int, k: int, *, released_s: float | None = None) -> None:
         t = int(self.job_t0[j] + k)
         cid = len(self.c_job)
         self.c_job.append(j)
         self.c_tmpl.append(t)
         self.c_iter.append(int(self.job_iter[j]))
-        self.c_release.append(self.now)
+        self.c_release.append(self.now if released_s is None else released_s)
         self.c_end.append(np.nan)
         a, b = int(self.t_f0[t]), int(self.t_f1[t])
         if cid == len(self._c_left_buf):
@@ -391,7 +407,7 @@ class ClusterState:
         self.job_coflow[j] = -1
         k = self.c_tmpl[cid] - int(self.job_t0[j])
         if self.job_t0[j] + k + 1 < self.job_t1[j]:
-            self._release(j, k + 1)
+            self._schedule_release(j, k + 1)
             return
         self.job_iter[j] += 1
         if self.job_iter[j] < self.job_iters[j]:

@@ -80,6 +80,13 @@ def _stable_hash(a: str, b: str) -> int:
     return h
 
 
+
+def with_rates_scaled(topology: Topology, factor: float) -> Topology:
+    """``topology`` with every link's rate times ``factor`` (same hosts, paths, kind)."""
+    links = tuple(Link(l.src, l.dst, l.rate_bps * factor) for l in topology.links)
+    return Topology(kind=topology.kind, hosts=topology.hosts, switches=topology.switches,
+                    links=links, params=dict(topology.params))
+
 def big_switch(num_hosts: int, link_rate_bps: float, host_names: tuple[str, ...] | None = None
                ) -> Topology:
     """``num_hosts`` hosts ``h0..`` on switch ``s0``; every host link ``link_rate_bps`` each way."""

@@ -92,6 +92,10 @@ class ExperimentSection:
     rate_scale: float = 0.003
     time_scale: float = 2.0
     repetitions: int = 1
+    # fluid runs: "ideal" (the default) or "packet-aware", the costs calibrated for the
+    # packet level at rate_scale / time_scale (emulation/fluid/packet_model.py); a
+    # packet-level run writes both twins either way
+    fluid_model: Literal["ideal", "packet-aware"] = "ideal"
 
     def check(self, where: str = "experiment") -> None:
         from emulation.scheduler import POLICIES
@@ -123,6 +127,16 @@ class ExperimentSection:
         if self.backend == "fluid" and self.repetitions != 1:
             raise ConfigError(f"{where}.repetitions: the fluid backend is deterministic; "
                               "repetitions need backend = 'mininet'")
+        if self.fluid_model == "packet-aware":
+            from emulation.fluid.packet_model import CALIBRATION_PATH, calibration_key, load_costs
+            if self.backend == "mininet":
+                raise ConfigError(f"{where}.fluid_model: a packet-level run writes both "
+                                  "fluid twins (twin/, twin_packet/); the key is for fluid runs")
+            if load_costs(rate_scale=self.rate_scale, time_scale=self.time_scale) is None:
+                raise ConfigError(
+                    f"{where}.fluid_model: no calibration for "
+                    f"{calibration_key(rate_scale=self.rate_scale, time_scale=self.time_scale)} "
+                    f"in {CALIBRATION_PATH.name} (benchmarks/packet_costs.py makes one)")
 
 
 @dataclass(frozen=True)
@@ -408,6 +422,12 @@ def expand_experiment(path: Path, *, full: bool) -> tuple[list[RunSpec], list[st
         exp_cfg["policies"] = list(exp.policies if exp.policies is not None else SHIPPED_POLICIES)
         if exp.backend == "fluid":
             del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
+        if exp.fluid_model == "ideal":
+            del exp_cfg["fluid_model"]  # the default; keeps the runs' config hashes
+        else:  # the costs are part of the run: a new calibration makes new runs
+            from emulation.fluid.packet_model import load_costs
+            exp_cfg["packet_costs"] = load_costs(rate_scale=exp.rate_scale,
+                                                 time_scale=exp.time_scale).as_dict()
         seeds = exp.seeds if not trace_path else exp.seeds[:1]
         wls = [build(WorkloadConfig, {**tables["workload"], "seed": seed}, "workload")
                for seed in seeds]

@@ -30,7 +30,7 @@ from typing import Any
 from emulation.records import SAME_RUN_AS
 from runner.config import RunSpec, content_key
 from runner.progress import progress
-from runner.results_dir import run_config_text, write_atomic
+from runner.results_dir import TWIN_DIRS, run_config_text, write_atomic
 from workloads.config import build
 
 
@@ -87,11 +87,11 @@ def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict
 
 
 def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
-    """Rewrite ``trace_path`` in the run's run.json (and its twin's) relative to the
+    """Rewrite ``trace_path`` in the run's run.json (and its twins') relative to the
     results directory (``pattern/traces/<key>.json``, ``../data/<file>``), so that no
     record holds a path of the machine it ran on; returns the rewritten fields."""
     changed: dict[str, str] = {}
-    for rj in (run_dir / "run.json", run_dir / "twin" / "run.json"):
+    for rj in (run_dir / "run.json", *(run_dir / t / "run.json" for t in TWIN_DIRS)):
         if not rj.exists():
             continue
         run = json.loads(rj.read_text())
@@ -136,11 +136,16 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
     topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
     lb = json.loads(Path(lb_path).read_text()) if lb_path else {"lower_bound_avg_sct_s": None}
     cfg = spec.experiment_cfg
+    costs = None
+    if cfg.get("fluid_model", "ideal") == "packet-aware":  # costs recorded in the config
+        from emulation.fluid.packet_model import PacketCosts
+        costs = PacketCosts(**cfg["packet_costs"])
     return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
                      outdir=outdir, priority_classes=cfg["priority_classes"],
                      release_at_zero=cfg["release_at_zero"],
                      realloc=None if cfg["realloc"] == "policy" else cfg["realloc"],
-                     lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec))
+                     lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec),
+                     packet_costs=costs)
 
 
 def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
@@ -186,8 +191,30 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
                 "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"],
                 "loadavg_1min_start": load_start, "loadavg_1min_end": os.getloadavg()[0],
                 "cpu_count": os.cpu_count()})
+    packet_twin(spec, trace, trace_path, outdir, lb_avg_sct_s=lb)
     (outdir / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
     return run
+
+
+def packet_twin(spec: RunSpec, trace: Any, trace_path: str, run_dir: Path, *,
+                lb_avg_sct_s: float) -> dict[str, Any] | None:
+    """The packet-aware fluid twin of a packet-level run in ``run_dir/twin_packet``: the
+    twin's configuration with the costs calibrated for the run's emulated setting
+    (``data/packet_model.json``); None (nothing written) if that setting has none."""
+    from emulation.fluid.packet_model import load_costs
+    from emulation.fluid.run import run_fluid
+    from emulation.scheduler import POLICIES
+    from emulation.topology import TopologyConfig, build_topology
+    cfg = spec.experiment_cfg
+    costs = load_costs(rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"])
+    if costs is None:
+        return None
+    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
+    return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
+                     outdir=run_dir / "twin_packet", priority_classes=cfg["priority_classes"],
+                     realloc=POLICIES[spec.policy].realloc_mode(),
+                     release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb_avg_sct_s,
+                     packet_costs=costs, extra={**_run_extra(spec), "twin_of": "mininet"})
 
 
 # backend -> (spec, trace path, lower-bound path, temporary run dir) -> run.json; read-only

@@ -20,6 +20,9 @@ from typing import Any
 from emulation.records import SAME_RUN_AS
 from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec, run_key
 
+# a packet-level run's fluid twins: the ideal model and the packet-aware one
+TWIN_DIRS = ("twin", "twin_packet")
+
 
 def write_atomic(path: Path, write) -> None:
     """``write(tmp)`` into a temporary file beside ``path``, then rename it to ``path``;
@@ -66,7 +69,8 @@ def interrupted_leftovers(results: Path) -> list[Path]:
     Dask worker) or in another container writing into the same directory is taken for
     dead. A process id reused since keeps its leftovers listed as live. Sorted."""
     found = []
-    for pattern in ("*/.tmp-*", "*/.old-*", "*/traces/.*.tmp", "*/*/.*.tmp", "*/*/twin/.*.tmp"):
+    for pattern in ("*/.tmp-*", "*/.old-*", "*/traces/.*.tmp", "*/*/.*.tmp",
+                    *(f"*/*/{t}/.*.tmp" for t in TWIN_DIRS)):
         for p in results.glob(pattern):
             m = _LEFTOVER.match(p.name)
             if m and not _pid_running(int(m.group("pid") or m.group("fpid"))):
@@ -276,10 +280,10 @@ def recorded_realloc(run_dir: Path) -> str | None:
 
 def relabel(spec: RunSpec, out_root: Path) -> None:
     """Write ``spec``'s config (its labels and run lists) and config hash into the
-    run directory that holds the same run under other labels: run.json's (and a twin's)
+    run directory that holds the same run under other labels: run.json's (and its twins')
     ``config_hash``, then run_config.json, each replaced whole. The records are kept."""
     d = out_root / spec.experiment / spec.name
-    for rj in (d / "run.json", d / "twin" / "run.json"):
+    for rj in (d / "run.json", *(d / t / "run.json" for t in TWIN_DIRS)):
         if rj.exists():
             run = {**json.loads(rj.read_text()), "config_hash": spec.config_hash}
             text = json.dumps(run, indent=2, sort_keys=True, default=str) + "\n"

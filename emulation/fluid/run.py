@@ -24,6 +24,7 @@ from emulation.scheduler import make_policy
 from emulation.scheduler.lower_bound import lower_bound
 from emulation.scheduler.lower_bound_cache import cached_lower_bound
 from emulation.fluid.simulator import FluidSimulator
+from emulation.fluid.packet_model import PacketCosts
 from emulation.topology import Topology
 from workloads.trace import Trace
 
@@ -39,7 +40,8 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
               policy_params: dict[str, Any] | None = None, lb_avg_sct_s: float | None = None,
               extra: dict[str, Any] | None = None,
               progress: "Progress | None" = None, lb_cache_dir: str | Path | None = None,
-              write_flows: bool = True) -> dict[str, Any]:
+              write_flows: bool = True, packet_costs: PacketCosts | None = None
+              ) -> dict[str, Any]:
     """Simulate, compute (or reuse) the lower bound, write records; return run.json's dict.
 
     ``realloc=None``: the policy as the packet backend runs it (``Policy.realloc_mode``:
@@ -56,7 +58,9 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     computed here unless ``lb_avg_sct_s`` is given. A trace whose trials a cluster places
     has no bound of its own: each run computes the bound of its own placement and ASHA
     decisions, and ``lb_avg_sct_s`` and ``lb_cache_dir`` are not used.
-    ``write_flows=False``: no flows.csv.
+    ``write_flows=False``: no flows.csv. ``packet_costs``: the packet-aware model
+    (``emulation/fluid/packet_model.py``), recorded in run.json as ``packet_model``
+    (absent: the ideal model).
     The compiled kernels are loaded before the simulation starts, so ``sim_wall_s`` is
     simulation only, in the first run of a process too."""
     from emulation import kernels
@@ -68,7 +72,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         realloc = pol.resolve_realloc(None)
     sim = FluidSimulator(trace, topology, pol,
                          priority_classes=priority_classes, release_at_zero=release_at_zero,
-                         realloc=realloc, allocation=allocation)
+                         realloc=realloc, allocation=allocation, packet_costs=packet_costs)
     if progress is not None:
         progress.attach(sim, trace)
         progress.phase("simulating")
@@ -125,6 +129,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "git_sha": git_sha(),
         **({"lower_bound_cache": lb_cache} if lb_cache is not None else {}),
         **placed_facts,
+        **({"packet_model": packet_costs.as_dict()} if packet_costs is not None else {}),
         **(extra or {}),
     }
     run["wall_s"] = time.perf_counter() - t0

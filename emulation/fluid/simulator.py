@@ -35,6 +35,11 @@ due (``_wake_horizon_s``), the Python path taking the events after it.
 policy every time): the reference the tests compare with; so does a subclass that
 overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
 it again. ``num_decisions`` counts rate allocations either way.
+
+``packet_costs`` (``emulation/fluid/packet_model.py``; default None, the ideal model):
+what a packet network adds to each flow. Links run at ``rate_efficiency`` x their rate,
+coflows join ``release_latency_s`` after their release, and at each decision a flow left
+at rate 0 is charged its resume cost as bytes (``_charge_stopped``).
 """
 from __future__ import annotations
 
@@ -44,9 +49,10 @@ import numpy as np
 
 from emulation.fluid import allocation_kernels, event_kernels
 from emulation.fluid.allocation import link_index, link_usage
+from emulation.fluid.packet_model import PacketCosts
 from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes
 from emulation.state import EPS_T, ClusterState, Records
-from emulation.topology import Topology
+from emulation.topology import Topology, with_rates_scaled
 from workloads.trace import Trace
 
 REALLOC_MODES = ("flow", "coflow", "queues")
@@ -71,7 +77,7 @@ class FluidSimulator:
                  release_at_zero: bool = False, realloc: str = "flow",
                  allocation: str | None = None,
                  record_events: bool = False, check_invariants: bool = False,
-                 reuse_decisions: bool = True):
+                 reuse_decisions: bool = True, packet_costs: PacketCosts | None = None):
         if realloc not in REALLOC_MODES:
             raise ValueError(f"realloc must be one of {REALLOC_MODES}, got {realloc!r}")
         allocation = allocation or policy.allocation
@@ -83,8 +89,14 @@ class FluidSimulator:
         self.realloc = realloc
         self.check_invariants = check_invariants
         self.reuse_decisions = reuse_decisions
-        self.state = ClusterState(trace, topology, release_at_zero=release_at_zero,
-                                  record_events=record_events)
+        self.costs = packet_costs
+        if packet_costs is not None:
+            topology = with_rates_scaled(topology, packet_costs.rate_efficiency)
+        self.state = ClusterState(
+            trace, topology, release_at_zero=release_at_zero, record_events=record_events,
+            release_latency_s=packet_costs.release_latency_s if packet_costs else 0.0)
+        self._charged: dict[int, float] = {}  # flow key -> bytes charged, until served
+        self._extra_bytes: dict[int, float] = {}  # flow key -> bytes charged in all
         self.index = link_index(self.state.path_links, self.state.L + 1)
         # scratch of the priority kernel (restored by it): per-path flow counts, link map
         self._w_scratch = np.zeros(len(self.state.path_links), dtype=np.int64)
@@ -265,6 +277,7 @@ class FluidSimulator:
         if len(st.a_rem) == 0:
             st.set_rates(np.zeros(0))
             return
+        served_before = st.a_rate > 0 if self.costs is not None else None
         view, cids = st.view()
         decision = self.policy.decide(view)
         self.num_decisions += 1
@@ -277,10 +290,32 @@ class FluidSimulator:
             per_cid[cids] = cls
             self._classes, self._num_classes = per_cid, int(cls.max()) + 1
         rate = self._rates()
+        if self.costs is not None:
+            self._charge_stopped(served_before, rate)
         st.set_rates(rate)
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
         if self.check_invariants:
             self._check(rate)
+
+    def _charge_stopped(self, served_before: np.ndarray, rate: np.ndarray) -> None:
+        """Charge the flows this decision leaves at rate 0 their resume cost (bytes: the
+        cost x their path's rate), once until a later decision finds them served:
+        ``preempt_resume_s`` if they have sent bytes, ``wait_resume_s`` if not."""
+        st, costs = self.state, self.costs
+        keys = st.active_flow_keys()
+        n_before = len(served_before)  # flows released at this event come after them
+        for key in keys[:n_before][served_before].tolist():
+            self._charged.pop(key, None)
+        for i in np.flatnonzero(rate <= 0.0):
+            key = int(keys[i])
+            if key in self._charged:
+                continue
+            size = st.tf_size[st.a_tf[i]] + self._extra_bytes.get(key, 0.0)
+            cost_s = costs.preempt_resume_s if st.a_rem[i] < size else costs.wait_resume_s
+            extra = cost_s * st.cap[st.path_links[st.a_pid[i]]].min()
+            self._charged[key] = extra
+            self._extra_bytes[key] = self._extra_bytes.get(key, 0.0) + extra
+            st.a_rem[i] += extra
 
     def _rates(self) -> np.ndarray:
         """Rates of the active flows under the last decision (``self._classes``: class,

@@ -1,0 +1,113 @@
+"""The packet-aware fluid model: what a packet network adds to each flow, as four costs
+the fluid engine applies (``PacketCosts``), their calibration from micro-benchmarks
+(``fit_costs``) and the saved calibrations (``data/packet_model.json``:
+``load_costs``, ``save_costs``).
+
+The costs, in trace seconds (docs/testbed.md, "The packet-aware fluid model"):
+
+- ``release_latency_s``: a released coflow's flows send their first byte this long after
+  the release, and its end is seen this much later too (the two are one sum: the engine
+  starts the flows that much later, the link free meanwhile);
+- ``rate_efficiency``: the share of a link's rate a flow's payload gets (headers,
+  acknowledgements, the lower classes' guarantees);
+- ``wait_resume_s``: a flow held at rate 0 by a higher class from its release sends
+  this much later once served, as if it had ``wait_resume_s`` x its path's rate more bytes;
+- ``preempt_resume_s``: the same for a flow that had sent bytes when a decision stopped
+  it (a demotion and a later promotion).
+
+Each cost is charged once per stop: a flow that a decision leaves at rate 0 is charged,
+and charged again only after a later decision finds it served.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workloads.config import ConfigError
+
+CALIBRATION_PATH = Path(__file__).resolve().parents[2] / "data" / "packet_model.json"
+
+
+@dataclass(frozen=True)
+class PacketCosts:
+    """The per-flow costs of one emulated link rate (trace seconds; see the module)."""
+
+    release_latency_s: float = 0.0
+    rate_efficiency: float = 1.0
+    wait_resume_s: float = 0.0
+    preempt_resume_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.rate_efficiency <= 1.0:
+            raise ValueError(f"rate_efficiency must be in (0, 1], got {self.rate_efficiency}")
+        for name in ("release_latency_s", "wait_resume_s", "preempt_resume_s"):
+            if not getattr(self, name) >= 0.0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+    def as_dict(self) -> dict[str, float]:
+        return dataclasses.asdict(self)
+
+
+def calibration_key(*, rate_scale: float, time_scale: float) -> str:
+    """The key of one emulated setting in the calibration file."""
+    return f"rate_scale={rate_scale:g},time_scale={time_scale:g}"
+
+
+def load_costs(*, rate_scale: float, time_scale: float,
+               path: Path | None = None) -> PacketCosts | None:
+    """The saved costs of one emulated setting (from ``path``, default
+    ``CALIBRATION_PATH``), or None if it was never calibrated."""
+    path = CALIBRATION_PATH if path is None else path
+    if not path.exists():
+        return None
+    entry = json.loads(path.read_text()).get(
+        calibration_key(rate_scale=rate_scale, time_scale=time_scale))
+    if entry is None:
+        return None
+    known = {f.name for f in dataclasses.fields(PacketCosts)}
+    unknown = set(entry["costs"]) - known
+    if unknown:
+        raise ConfigError(f"{path}: unknown cost(s) {', '.join(sorted(unknown))}")
+    return PacketCosts(**entry["costs"])
+
+
+def save_costs(costs: PacketCosts, *, rate_scale: float, time_scale: float,
+               measurements: dict[str, Any], path: Path | None = None) -> None:
+    """Store ``costs`` and the measurements they came from under the setting's key (in
+    ``path``, default ``CALIBRATION_PATH``)."""
+    path = CALIBRATION_PATH if path is None else path
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data[calibration_key(rate_scale=rate_scale, time_scale=time_scale)] = {
+        "rate_scale": rate_scale, "time_scale": time_scale, "costs": costs.as_dict(),
+        "measurements": measurements}
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def fit_costs(m: dict[str, list[float]]) -> PacketCosts:
+    """The costs from micro-benchmark measurements (lists over repetitions, trace s):
+
+    - ``start_delay_s``: first payload byte - release, per flow of a lone flow or coflow;
+    - ``end_delay_s``: a coflow's recorded end - its last payload byte;
+    - ``lone_duration_ratio``: a lone flow's last - first byte, over its size / link rate;
+    - ``wait_excess_s``: per flow that waited behind others on its path, its end minus
+      the end of the one before it, minus a lone flow's first-to-last-byte time;
+    - ``preempt_excess_s``: a demoted flow's end minus its end in the fluid model with
+      the costs above (release latency and rate efficiency) applied.
+
+    Medians, so that one disturbed repetition does not move a cost; a negative excess
+    (the packet level no slower than the model) gives a cost of 0."""
+    need = ("start_delay_s", "end_delay_s", "lone_duration_ratio", "wait_excess_s",
+            "preempt_excess_s")
+    missing = [k for k in need if not m.get(k)]
+    if missing:
+        raise ValueError(f"no measurements of {', '.join(missing)}")
+    med = {k: statistics.median(m[k]) for k in need}
+    return PacketCosts(
+        release_latency_s=max(0.0, med["start_delay_s"] + med["end_delay_s"]),
+        rate_efficiency=min(1.0, 1.0 / med["lone_duration_ratio"]),
+        wait_resume_s=max(0.0, med["wait_excess_s"]),
+        preempt_resume_s=max(0.0, med["preempt_excess_s"]))

@@ -1,0 +1,83 @@
+"""Add the packet-aware fluid twin (``twin_packet/``) to committed packet-level runs that
+lack one, e.g. runs made before their emulated setting was calibrated
+(``benchmarks/packet_costs.py``):
+
+    .venv/bin/python -m runner.packet_twins [RESULTS_DIR] [--experiment NAME ...]
+
+Each twin is the one a new run of the same configuration writes
+(``runner.execute.packet_twin``); the run's own records are not touched. A run whose
+setting has no calibration is listed and left as it is.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from runner.config import REPO
+from runner.execute import _portable_paths, packet_twin, prepare_trace
+from runner.results_dir import committed_runs
+from runner.verify import spec_from_record
+from workloads.cli import ArgumentParser
+
+
+def missing_twins(results: Path, experiments: list[str] | None = None) -> list[Path]:
+    """Packet-level run directories of ``results`` without ``twin_packet/``, sorted."""
+    out = []
+    for d in committed_runs(results):
+        if experiments and d.parent.name not in experiments:
+            continue
+        run = json.loads((d / "run.json").read_text())
+        if run.get("backend") == "mininet" and (d / "twin").is_dir() \
+                and not (d / "twin_packet").is_dir():
+            out.append(d)
+    return sorted(out)
+
+
+def add_twin(run_dir: Path, results: Path) -> bool:
+    """Write ``run_dir/twin_packet`` (whole or not at all); False if no calibration."""
+    from workloads import coflow_benchmark
+    spec = spec_from_record(run_dir)
+    trace_path, _ = prepare_trace(spec, results)  # the committed trace, found again
+    trace = coflow_benchmark.load_any(trace_path)
+    lb = json.loads((run_dir / "run.json").read_text())["lower_bound_avg_sct_s"]
+    tmp = run_dir / f".twin_packet-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        if packet_twin(spec, trace, trace_path, tmp, lb_avg_sct_s=lb) is None:
+            return False
+        os.replace(tmp / "twin_packet", run_dir / "twin_packet")
+        _portable_paths(run_dir, results)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", nargs="?", type=Path, default=REPO / "results",
+                    help="results directory (default: results/)")
+    ap.add_argument("--experiment", nargs="+", metavar="NAME",
+                    help="only these experiments (default: every packet-level run)")
+    args = ap.parse_args(argv)
+    if not args.results.is_dir():
+        ap.error(f"no results directory {args.results}")
+    todo = missing_twins(args.results, args.experiment)
+    uncalibrated = []
+    for k, d in enumerate(todo, 1):
+        done = add_twin(d, args.results)
+        if not done:
+            uncalibrated.append(d)
+        print(f"({k}/{len(todo)}) {d.parent.name}/{d.name}: "
+              f"{'twin_packet written' if done else 'no calibration for its setting'}",
+              flush=True)
+    written, left = len(todo) - len(uncalibrated), len(uncalibrated)
+    print(f"{written} packet-aware twin{'' if written == 1 else 's'} written; "
+          f"{left} run{'' if left == 1 else 's'} without a calibration of its setting")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
