@@ -1,9 +1,10 @@
 """Calibrate the packet-aware fluid model (``emulation/fluid/packet_model.py``) from
-micro-benchmarks at one emulated link rate, and save the costs in
-``data/packet_model.json`` (Mininet, as root; about 10 s per run):
+micro-benchmarks at each emulated link rate, and save the costs in
+``data/packet_model.json`` (Mininet, as root; about 3 s per run,
+2 minutes per link rate):
 
-    .venv/bin/python benchmarks/packet_costs.py [--rate-scale 0.003] [--time-scale 2]
-        [--reps 5] [--no-save]
+    .venv/bin/python benchmarks/packet_costs.py [--rate-scale 0.003 0.01] [--time-scale 2]
+        [--reps 10] [--no-save]
 
 Four traces on a 4-host big switch at the testbed's scale (10 Gbit/s links emulated at
 ``rate_scale``, time x ``time_scale``), each flow 153,820,272 trace bytes (0.123 trace s
@@ -23,7 +24,8 @@ None of them is a trace of the validation set or of any experiment. Measured per
 records): each flow's first payload byte after its release, each coflow's recorded end
 after its last payload byte, a lone flow's duration over its ideal, each waiting flow's
 end after the previous one's, and the demoted flow's end against the fluid model with
-the costs measured before it. ``fit_costs`` turns them into the four costs (medians).
+the costs measured before it. ``fit_costs`` turns them into the four costs (medians;
+the demoted flow's stall, which a retransmission timeout makes bimodal, by its mean).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 FLOW_BYTES = 153_820_272  # 0.123 s at 10 Gbit/s
 LINK_RATE_BPS = 10e9
 POLICY = "sincronia"
+RATE_SCALES = (0.003, 0.01)  # the testbeds' 30 and 100 Mbit/s links
 RING = (("h0", "h1"), ("h1", "h2"), ("h2", "h3"), ("h3", "h0"))
 
 
@@ -132,26 +135,36 @@ def calibrate(*, rate_scale: float, time_scale: float, reps: int):
     ideal_s = FLOW_BYTES * 8 / LINK_RATE_BPS
     m = measure(runs, ideal_s=ideal_s)
     m["preempt_excess_s"] = [0.0]
-    partial = dataclasses.replace(fit_costs(m), preempt_resume_s=0.0)
+    partial = dataclasses.replace(fit_costs(m, time_scale=time_scale), preempt_resume_s=0.0)
     model = model_coflow_ends("preempt", partial)
     demoted = "J0/i0/c0"
     m["preempt_excess_s"] = [float(cof.set_index("coflow_id").end_s[demoted] - model[demoted])
                              for _, cof in runs["preempt"]]
-    return fit_costs(m), m
+    return fit_costs(m, time_scale=time_scale), m
+
+
+def report(costs, m: dict[str, list[float]]) -> None:
+    """Print each measurement's spread and the fitted costs."""
+    for k, v in m.items():
+        print(f"{k:22s} median {statistics.median(v):9.5f}  mean {statistics.fmean(v):9.5f}  "
+              f"range {min(v):9.5f} - {max(v):9.5f}  ({len(v)} values)")
+    for k, v in costs.as_dict().items():
+        print(f"{k:22s} {v:.5f}")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = ArgumentParser(description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rate-scale", type=float, default=0.003,
-                    help="emulated / trace link rate (default 0.003: 30 Mbit/s links)")
+    ap.add_argument("--rate-scale", type=float, nargs="+", default=list(RATE_SCALES),
+                    help="emulated / trace link rate(s), each calibrated in turn (default "
+                         "0.003 0.01: the testbeds' 30 and 100 Mbit/s links)")
     ap.add_argument("--time-scale", type=float, default=2.0,
                     help="emulated / trace time (default 2)")
-    ap.add_argument("--reps", type=int, default=5, help="runs of each case (default 5)")
+    ap.add_argument("--reps", type=int, default=10, help="runs of each case (default 10)")
     ap.add_argument("--no-save", action="store_true",
                     help="print the costs without writing data/packet_model.json")
     args = ap.parse_args(argv)
-    if args.reps < 1 or not (args.rate_scale > 0 and args.time_scale > 0):
+    if args.reps < 1 or not (min(args.rate_scale) > 0 and args.time_scale > 0):
         ap.error("--reps must be >= 1 and the scales > 0")
     from emulation.fluid.packet_model import CALIBRATION_PATH, save_costs
     from emulation.mininet.net import require_root
@@ -159,19 +172,16 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         print(f"packet_costs: {why}", file=sys.stderr)
         return 2
-    print(f"calibrating at rate_scale {args.rate_scale:g}, time_scale {args.time_scale:g}, "
-          f"{args.reps} repetitions of {len(CASES)} cases", flush=True)
-    costs, m = calibrate(rate_scale=args.rate_scale, time_scale=args.time_scale,
-                         reps=args.reps)
-    for k, v in m.items():
-        print(f"{k:22s} median {statistics.median(v):9.5f}  range {min(v):9.5f} - "
-              f"{max(v):9.5f}  ({len(v)} values)")
-    for k, v in costs.as_dict().items():
-        print(f"{k:22s} {v:.5f}")
-    if not args.no_save:
-        save_costs(costs, rate_scale=args.rate_scale, time_scale=args.time_scale,
-                   measurements=m)
-        print(f"saved in {CALIBRATION_PATH.relative_to(REPO)}")
+    for rate_scale in args.rate_scale:
+        print(f"calibrating at rate_scale {rate_scale:g}, time_scale {args.time_scale:g}, "
+              f"{args.reps} repetitions of {len(CASES)} cases", flush=True)
+        costs, m = calibrate(rate_scale=rate_scale, time_scale=args.time_scale,
+                             reps=args.reps)
+        report(costs, m)
+        if not args.no_save:
+            save_costs(costs, rate_scale=rate_scale, time_scale=args.time_scale,
+                       measurements=m)
+            print(f"saved in {CALIBRATION_PATH.relative_to(REPO)}")
     return 0
 
 

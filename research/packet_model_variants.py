@@ -30,18 +30,27 @@ from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 # variant -> the costs it keeps (the others set to their ideal value)
 VARIANTS = {
     "ideal": (),
-    "efficiency": ("rate_efficiency",),
     "latency": ("release_latency_s",),
-    "latency+efficiency": ("release_latency_s", "rate_efficiency"),
-    "latency+efficiency+wait": ("release_latency_s", "rate_efficiency", "wait_resume_s"),
-    "all": ("release_latency_s", "rate_efficiency", "wait_resume_s", "preempt_resume_s"),
+    "latency+wait": ("release_latency_s", "wait_resume_s"),
+    "latency+preempt, any stop": ("release_latency_s", "preempt_resume_s", "stall_after_s=0"),
+    "latency+wait+preempt, any stop": ("release_latency_s", "wait_resume_s", "preempt_resume_s",
+                                       "stall_after_s=0"),
+    "latency+wait+preempt, stall after min RTO": ("release_latency_s", "wait_resume_s",
+                                                  "preempt_resume_s", "stall_after_s"),
+    "all (efficiency too)": ("release_latency_s", "rate_efficiency", "wait_resume_s",
+                             "preempt_resume_s", "stall_after_s"),
 }
 
 
 def variant_costs(full, keep: tuple[str, ...]):
+    """The costs ``keep`` names taken from ``full``, the others ideal; ``name=value``
+    sets one."""
     from emulation.fluid.packet_model import PacketCosts
-    ideal = PacketCosts()
-    return dataclasses.replace(ideal, **{k: getattr(full, k) for k in keep})
+    values = {}
+    for k in keep:
+        name, _, v = k.partition("=")
+        values[name] = float(v) if v else getattr(full, name)
+    return dataclasses.replace(PacketCosts(stall_after_s=0.0), **values)
 
 
 def twin_avg_sct(run_dir: Path, costs) -> float:
@@ -93,6 +102,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         out.append({"variant": variant, "policy": pol, "runs": len(g),
                     "median_abs": a.median(), "p90_abs": a.quantile(0.9),
                     "mean": g["error"].mean()})
+    for variant, g in df.groupby("variant", sort=False):
+        a = g["error"].abs()
+        out.append({"variant": variant, "policy": "(every run)", "runs": len(g),
+                    "median_abs": a.median(), "p90_abs": a.quantile(0.9),
+                    "mean": g["error"].mean(), "max_abs": a.max()})
     s = pd.DataFrame(out)
     bs = []
     for variant, g in df.groupby("variant", sort=False):

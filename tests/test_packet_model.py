@@ -61,6 +61,18 @@ def test_a_demoted_flow_pays_the_preemption_cost():
         small_end + (4 * D / 0.9 - 0.05) + 0.02, rel=1e-9)
 
 
+@pytest.mark.parametrize("stall_after_s, cost_s", [(D / 0.9 - 0.001, 0.02),
+                                                   (D / 0.9 + 0.001, 0.0)])
+def test_only_a_stop_as_long_as_the_timeout_costs(stall_after_s, cost_s):
+    """The big flow is stopped for the small one's D / 0.9: a timeout shorter than that
+    fires (the cost is paid), a longer one does not."""
+    import dataclasses
+    costs = dataclasses.replace(COSTS, stall_after_s=stall_after_s)
+    ends = _ends([(0.0, ((("h0", "h1", 4 * SIZE)),)), (0.05, ONE)], costs)
+    assert ends["J0/i0/c0"][1] == pytest.approx(
+        0.06 + D / 0.9 + (4 * D / 0.9 - 0.05) + cost_s, rel=1e-9)
+
+
 def test_fair_sharing_pays_no_resume_cost():
     """Two flows sharing a link fairly are never stopped: only latency and efficiency."""
     ends = _ends([(0.0, ONE)] * 2, COSTS, policy="fair")
@@ -72,17 +84,17 @@ def test_zero_costs_are_the_ideal_model():
     assert _ends(jobs, PacketCosts()) == _ends(jobs, None)
 
 
-def test_fit_takes_medians_and_clips():
+def test_fit_takes_medians_and_the_mean_stall_and_clips():
     m = {"start_delay_s": [0.002, 0.004, 0.003], "end_delay_s": [0.001, 0.001, 0.005],
          "lone_duration_ratio": [1.05, 1.04, 1.25], "wait_excess_s": [-0.001, -0.002, 0.01],
-         "preempt_excess_s": [0.03, 0.01, 0.02]}
-    c = fit_costs(m)
+         "preempt_excess_s": [0.0, 0.12, 0.0]}
+    c = fit_costs(m, time_scale=2.0)
     assert c.release_latency_s == pytest.approx(0.004)
     assert c.rate_efficiency == pytest.approx(1 / 1.05)
     assert c.wait_resume_s == 0.0  # median -0.001: no slower than the model
-    assert c.preempt_resume_s == pytest.approx(0.02)
+    assert c.preempt_resume_s == pytest.approx(0.04)  # one stall in three: 0.12 / 3
     with pytest.raises(ValueError, match="no measurements of wait_excess_s"):
-        fit_costs({**m, "wait_excess_s": []})
+        fit_costs({**m, "wait_excess_s": []}, time_scale=2.0)
 
 
 def test_costs_reject_impossible_values():

@@ -9,14 +9,17 @@ The costs, in trace seconds (docs/testbed.md, "The packet-aware fluid model"):
   the release, and its end is seen this much later too (the two are one sum: the engine
   starts the flows that much later, the link free meanwhile);
 - ``rate_efficiency``: the share of a link's rate a flow's payload gets (headers,
-  acknowledgements, the lower classes' guarantees);
+  acknowledgements, the lower classes' guarantees; at most 1: a queue's burst allowance,
+  which lets a lone flow's first bytes through ahead of the rate, is not a rate);
 - ``wait_resume_s``: a flow held at rate 0 by a higher class from its release sends
   this much later once served, as if it had ``wait_resume_s`` x its path's rate more bytes;
 - ``preempt_resume_s``: the same for a flow that had sent bytes when a decision stopped
-  it (a demotion and a later promotion).
+  it (a demotion and a later promotion), if it stayed stopped for ``stall_after_s`` or
+  longer: its sender's retransmission timer fires only after Linux's minimum timeout
+  (``MIN_RTO_S``, 200 ms emulated, ``MIN_RTO_S / time_scale`` trace seconds), and a
+  shorter stop leaves it nothing to recover from.
 
-Each cost is charged once per stop: a flow that a decision leaves at rate 0 is charged,
-and charged again only after a later decision finds it served.
+Each cost is charged when the flow is served again, once per stop.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from typing import Any
 
 from workloads.config import ConfigError
 
+MIN_RTO_S = 0.2  # Linux's TCP_RTO_MIN, emulated seconds
 CALIBRATION_PATH = Path(__file__).resolve().parents[2] / "data" / "packet_model.json"
 
 
@@ -40,11 +44,13 @@ class PacketCosts:
     rate_efficiency: float = 1.0
     wait_resume_s: float = 0.0
     preempt_resume_s: float = 0.0
+    stall_after_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 < self.rate_efficiency <= 1.0:
             raise ValueError(f"rate_efficiency must be in (0, 1], got {self.rate_efficiency}")
-        for name in ("release_latency_s", "wait_resume_s", "preempt_resume_s"):
+        for name in ("release_latency_s", "wait_resume_s", "preempt_resume_s",
+                     "stall_after_s"):
             if not getattr(self, name) >= 0.0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
@@ -87,8 +93,9 @@ def save_costs(costs: PacketCosts, *, rate_scale: float, time_scale: float,
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def fit_costs(m: dict[str, list[float]]) -> PacketCosts:
-    """The costs from micro-benchmark measurements (lists over repetitions, trace s):
+def fit_costs(m: dict[str, list[float]], *, time_scale: float) -> PacketCosts:
+    """The costs from micro-benchmark measurements (lists over repetitions, trace s) of
+    an emulation at ``time_scale``:
 
     - ``start_delay_s``: first payload byte - release, per flow of a lone flow or coflow;
     - ``end_delay_s``: a coflow's recorded end - its last payload byte;
@@ -98,8 +105,10 @@ def fit_costs(m: dict[str, list[float]]) -> PacketCosts:
     - ``preempt_excess_s``: a demoted flow's end minus its end in the fluid model with
       the costs above (release latency and rate efficiency) applied.
 
-    Medians, so that one disturbed repetition does not move a cost; a negative excess
-    (the packet level no slower than the model) gives a cost of 0."""
+    Medians, so that one disturbed repetition does not move a cost, except the demoted
+    flow's excess: a retransmission timeout stalls it in some repetitions and not in
+    others, and the model charges the expected stall, the mean. A negative excess (the
+    packet level no slower than the model) gives a cost of 0."""
     need = ("start_delay_s", "end_delay_s", "lone_duration_ratio", "wait_excess_s",
             "preempt_excess_s")
     missing = [k for k in need if not m.get(k)]
@@ -110,4 +119,5 @@ def fit_costs(m: dict[str, list[float]]) -> PacketCosts:
         release_latency_s=max(0.0, med["start_delay_s"] + med["end_delay_s"]),
         rate_efficiency=min(1.0, 1.0 / med["lone_duration_ratio"]),
         wait_resume_s=max(0.0, med["wait_excess_s"]),
-        preempt_resume_s=max(0.0, med["preempt_excess_s"]))
+        preempt_resume_s=max(0.0, statistics.fmean(m["preempt_excess_s"])),
+        stall_after_s=MIN_RTO_S / time_scale)

@@ -39,7 +39,9 @@ it again. ``num_decisions`` counts rate allocations either way.
 ``packet_costs`` (``emulation/fluid/packet_model.py``; default None, the ideal model):
 what a packet network adds to each flow. Links run at ``rate_efficiency`` x their rate,
 coflows join ``release_latency_s`` after their release, and at each decision a flow left
-at rate 0 is charged its resume cost as bytes (``_charge_stopped``).
+at rate 0 is charged its resume cost as bytes when it is served again
+(``_charge_resumed``); rates then change only at the engine's Python events, never in
+the compiled flow-completion loop.
 """
 from __future__ import annotations
 
@@ -95,7 +97,7 @@ class FluidSimulator:
         self.state = ClusterState(
             trace, topology, release_at_zero=release_at_zero, record_events=record_events,
             release_latency_s=packet_costs.release_latency_s if packet_costs else 0.0)
-        self._charged: dict[int, float] = {}  # flow key -> bytes charged, until served
+        self._stopped_at: dict[int, float] = {}  # flow key -> time a decision stopped it
         self._extra_bytes: dict[int, float] = {}  # flow key -> bytes charged in all
         self.index = link_index(self.state.path_links, self.state.L + 1)
         # scratch of the priority kernel (restored by it): per-path flow counts, link map
@@ -124,7 +126,8 @@ class FluidSimulator:
         # events that only complete flows run compiled under kept classes, unless a
         # subclass hooks _reallocate (it would miss them)
         reuse = (keep and self.reuse_decisions and self.allocation == "priority"
-                 and not self.check_invariants and not hooked)
+                 and not self.check_invariants and not hooked
+                 and self.costs is None)  # packet costs are charged as rates change
         dirty = True
         rates_dirty = False
         while st.busy():
@@ -269,7 +272,10 @@ class FluidSimulator:
         st = self.state
         if not decide:
             self.num_decisions += 1
-            st.set_rates(self._rates() if len(st.a_rem) else np.zeros(0))
+            rate = self._rates() if len(st.a_rem) else np.zeros(0)
+            if self.costs is not None and len(rate):
+                self._charge_resumed(rate)
+            st.set_rates(rate)
             if self.check_invariants and len(st.a_rem):
                 self._check(st.a_rate)
             return
@@ -277,7 +283,6 @@ class FluidSimulator:
         if len(st.a_rem) == 0:
             st.set_rates(np.zeros(0))
             return
-        served_before = st.a_rate > 0 if self.costs is not None else None
         view, cids = st.view()
         decision = self.policy.decide(view)
         self.num_decisions += 1
@@ -291,29 +296,34 @@ class FluidSimulator:
             self._classes, self._num_classes = per_cid, int(cls.max()) + 1
         rate = self._rates()
         if self.costs is not None:
-            self._charge_stopped(served_before, rate)
+            self._charge_resumed(rate)
         st.set_rates(rate)
         self._wakes = [(int(cids[i]), float(thr)) for i, thr in decision.wake_on_sent]
         if self.check_invariants:
             self._check(rate)
 
-    def _charge_stopped(self, served_before: np.ndarray, rate: np.ndarray) -> None:
-        """Charge the flows this decision leaves at rate 0 their resume cost (bytes: the
-        cost x their path's rate), once until a later decision finds them served:
-        ``preempt_resume_s`` if they have sent bytes, ``wait_resume_s`` if not."""
+    def _charge_resumed(self, rate: np.ndarray) -> None:
+        """Note when ``rate`` stops a flow; charge a flow it serves again its resume cost
+        (bytes: the cost x its path's rate): ``wait_resume_s`` if it had sent nothing,
+        ``preempt_resume_s`` if it had and was stopped for ``stall_after_s`` or longer."""
         st, costs = self.state, self.costs
         keys = st.active_flow_keys()
-        n_before = len(served_before)  # flows released at this event come after them
-        for key in keys[:n_before][served_before].tolist():
-            self._charged.pop(key, None)
-        for i in np.flatnonzero(rate <= 0.0):
+        was_stopped = np.isin(keys, np.fromiter(self._stopped_at, np.int64,
+                                                len(self._stopped_at)))
+        for i in np.flatnonzero((rate <= 0.0) & ~was_stopped).tolist():
             key = int(keys[i])
-            if key in self._charged:
+            sent = st.a_rem[i] < st.tf_size[st.a_tf[i]] + self._extra_bytes.get(key, 0.0)
+            self._stopped_at[key] = st.now if sent else -1.0  # -1: never served yet
+        for i in np.flatnonzero((rate > 0.0) & was_stopped).tolist():
+            key = int(keys[i])
+            t0 = self._stopped_at.pop(key)
+            if t0 < 0:
+                cost_s = costs.wait_resume_s
+            elif st.now - t0 >= costs.stall_after_s:
+                cost_s = costs.preempt_resume_s
+            else:
                 continue
-            size = st.tf_size[st.a_tf[i]] + self._extra_bytes.get(key, 0.0)
-            cost_s = costs.preempt_resume_s if st.a_rem[i] < size else costs.wait_resume_s
             extra = cost_s * st.cap[st.path_links[st.a_pid[i]]].min()
-            self._charged[key] = extra
             self._extra_bytes[key] = self._extra_bytes.get(key, 0.0) + extra
             st.a_rem[i] += extra
 
