@@ -17,7 +17,9 @@ alone on a link), ordered by Sincronia with its classes re-sharing at flow compl
 - ``same path``: three one-flow jobs h0 -> h1 released together (classes 0, 1, 2: two
   flows wait behind the first);
 - ``preempt``: a flow four times that size released at 0, then one of the single size
-  at 0.05 s, which the policy puts ahead of it (a demotion, then a promotion).
+  at 0.05 s, which the policy puts ahead of it (a demotion, then a promotion);
+- ``preempt 1/2``, ``1/4``, ``1/8``: the same with a shorter second flow, so that the
+  first is stopped for a half, a quarter, an eighth as long.
 
 None of them is a trace of the validation set or of any experiment. Measured per run
 (trace seconds, from the capture at the receivers' switch ports and the driver's coflow
@@ -66,7 +68,10 @@ CASES = {
     "ring": [(0.0, tuple((s, d, FLOW_BYTES) for s, d in RING))],
     "same path": [(0.0, ONE)] * 3,
     "preempt": [(0.0, (("h0", "h1", 4 * FLOW_BYTES),)), (0.05, ONE)],
+    **{f"preempt 1/{k}": [(0.0, (("h0", "h1", 4 * FLOW_BYTES),)),
+                          (0.05, (("h0", "h1", FLOW_BYTES // k),))] for k in (2, 4, 8)},
 }
+PREEMPTS = {"preempt": 1, "preempt 1/2": 2, "preempt 1/4": 4, "preempt 1/8": 8}
 
 
 def emulate(name: str, workdir: Path, *, rate_scale: float, time_scale: float
@@ -134,13 +139,18 @@ def calibrate(*, rate_scale: float, time_scale: float, reps: int):
             print(f"  rep {rep + 1}/{reps} {name}: done", flush=True)
     ideal_s = FLOW_BYTES * 8 / LINK_RATE_BPS
     m = measure(runs, ideal_s=ideal_s)
-    m["preempt_excess_s"] = [0.0]
-    partial = dataclasses.replace(fit_costs(m, time_scale=time_scale), preempt_resume_s=0.0)
-    model = model_coflow_ends("preempt", partial)
+    m["preempt_excess_s"], m["stop_s"], m["stop_excess_s"] = [0.0], [], []
+    partial = dataclasses.replace(fit_costs(m), preempt_resume_s=0.0)
     demoted = "J0/i0/c0"
-    m["preempt_excess_s"] = [float(cof.set_index("coflow_id").end_s[demoted] - model[demoted])
-                             for _, cof in runs["preempt"]]
-    return fit_costs(m, time_scale=time_scale), m
+    for name, k in PREEMPTS.items():
+        model = model_coflow_ends(name, partial)
+        excess = [float(cof.set_index("coflow_id").end_s[demoted] - model[demoted])
+                  for _, cof in runs[name]]
+        if k == 1:
+            m["preempt_excess_s"] = excess
+        m["stop_s"] += [ideal_s / k] * len(excess)  # how long the first flow is stopped
+        m["stop_excess_s"] += excess
+    return fit_costs(m), m
 
 
 def report(costs, m: dict[str, list[float]]) -> None:

@@ -7,7 +7,8 @@ sincronia's mean absolute ratio error, and writes them to ``--out``.
     .venv/bin/python research/packet_model_variants.py EXPERIMENT [...] \\
         [--results results] [--out research/data/packet_model_variants.json]
 
-The model's form was chosen on the committed testbed runs (testbed-random, testbed-ring,
+The model's form (``emulation.fluid.packet_model.APPLIED``) was chosen on the committed
+testbed runs (testbed-random, testbed-ring,
 testbed-ps, testbed-gpus: looked at before), never on the validation set
 (``validation-*`` experiments), which is evaluated once with the chosen form
 (docs/testbed.md, "The fluid model's error").
@@ -32,13 +33,15 @@ VARIANTS = {
     "ideal": (),
     "latency": ("release_latency_s",),
     "latency+wait": ("release_latency_s", "wait_resume_s"),
+    "latency+efficiency+wait (the model's form)": ("release_latency_s", "rate_efficiency",
+                                                   "wait_resume_s"),
     "latency+preempt, any stop": ("release_latency_s", "preempt_resume_s", "stall_after_s=0"),
     "latency+wait+preempt, any stop": ("release_latency_s", "wait_resume_s", "preempt_resume_s",
                                        "stall_after_s=0"),
-    "latency+wait+preempt, stall after min RTO": ("release_latency_s", "wait_resume_s",
-                                                  "preempt_resume_s", "stall_after_s"),
-    "all (efficiency too)": ("release_latency_s", "rate_efficiency", "wait_resume_s",
-                             "preempt_resume_s", "stall_after_s"),
+    "latency+wait+preempt, stops from the onset": ("release_latency_s", "wait_resume_s",
+                                                   "preempt_resume_s", "stall_after_s"),
+    "every cost": ("release_latency_s", "rate_efficiency", "wait_resume_s",
+                   "preempt_resume_s", "stall_after_s"),
 }
 
 
@@ -81,7 +84,8 @@ def evaluate(results: Path, experiments: list[str]) -> pd.DataFrame:
         for d in sorted((results / exp).glob("policy=*")):
             run = json.loads((d / "run.json").read_text())
             cfg = json.loads((d / "run_config.json").read_text())["experiment_cfg"]
-            full = load_costs(rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"])
+            full = load_costs(rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
+                              applied=None)
             if full is None:
                 continue
             for name, keep in VARIANTS.items():

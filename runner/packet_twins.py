@@ -1,8 +1,9 @@
 """Add the packet-aware fluid twin (``twin_packet/``) to committed packet-level runs that
 lack one, e.g. runs made before their emulated setting was calibrated
-(``benchmarks/packet_costs.py``):
+(``benchmarks/packet_costs.py``), or to every one with ``--replace`` after a new
+calibration:
 
-    .venv/bin/python -m runner.packet_twins [RESULTS_DIR] [--experiment NAME ...]
+    .venv/bin/python -m runner.packet_twins [RESULTS_DIR] [--experiment NAME ...] [--replace]
 
 Each twin is the one a new run of the same configuration writes
 (``runner.execute.packet_twin``); the run's own records are not touched. A run whose
@@ -23,15 +24,17 @@ from runner.verify import spec_from_record
 from workloads.cli import ArgumentParser
 
 
-def missing_twins(results: Path, experiments: list[str] | None = None) -> list[Path]:
-    """Packet-level run directories of ``results`` without ``twin_packet/``, sorted."""
+def missing_twins(results: Path, experiments: list[str] | None = None, *,
+                  replace: bool = False) -> list[Path]:
+    """Packet-level run directories of ``results`` without ``twin_packet/`` (every one if
+    ``replace``), sorted."""
     out = []
     for d in committed_runs(results):
         if experiments and d.parent.name not in experiments:
             continue
         run = json.loads((d / "run.json").read_text())
         if run.get("backend") == "mininet" and (d / "twin").is_dir() \
-                and not (d / "twin_packet").is_dir():
+                and (replace or not (d / "twin_packet").is_dir()):
             out.append(d)
     return sorted(out)
 
@@ -48,7 +51,10 @@ def add_twin(run_dir: Path, results: Path) -> bool:
     try:
         if packet_twin(spec, trace, trace_path, tmp, lb_avg_sct_s=lb) is None:
             return False
-        os.replace(tmp / "twin_packet", run_dir / "twin_packet")
+        old = run_dir / "twin_packet"
+        if old.is_dir():
+            old.rename(tmp / "old")
+        os.replace(tmp / "twin_packet", old)
         _portable_paths(run_dir, results)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -61,10 +67,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="results directory (default: results/)")
     ap.add_argument("--experiment", nargs="+", metavar="NAME",
                     help="only these experiments (default: every packet-level run)")
+    ap.add_argument("--replace", action="store_true",
+                    help="rewrite the packet-aware twins that exist too (after a new "
+                         "calibration)")
     args = ap.parse_args(argv)
     if not args.results.is_dir():
         ap.error(f"no results directory {args.results}")
-    todo = missing_twins(args.results, args.experiment)
+    todo = missing_twins(args.results, args.experiment, replace=args.replace)
     uncalibrated = []
     for k, d in enumerate(todo, 1):
         done = add_twin(d, args.results)

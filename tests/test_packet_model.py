@@ -88,13 +88,24 @@ def test_fit_takes_medians_and_the_mean_stall_and_clips():
     m = {"start_delay_s": [0.002, 0.004, 0.003], "end_delay_s": [0.001, 0.001, 0.005],
          "lone_duration_ratio": [1.05, 1.04, 1.25], "wait_excess_s": [-0.001, -0.002, 0.01],
          "preempt_excess_s": [0.0, 0.12, 0.0]}
-    c = fit_costs(m, time_scale=2.0)
+    c = fit_costs(m)
     assert c.release_latency_s == pytest.approx(0.004)
     assert c.rate_efficiency == pytest.approx(1 / 1.05)
     assert c.wait_resume_s == 0.0  # median -0.001: no slower than the model
     assert c.preempt_resume_s == pytest.approx(0.04)  # one stall in three: 0.12 / 3
+    assert c.stall_after_s == 0.0  # no shorter stops measured: every stop stalls
     with pytest.raises(ValueError, match="no measurements of wait_excess_s"):
-        fit_costs({**m, "wait_excess_s": []}, time_scale=2.0)
+        fit_costs({**m, "wait_excess_s": []})
+
+
+def test_the_stall_starts_at_the_shortest_stop_that_stalls_half_as_much():
+    m = {"start_delay_s": [0.0], "end_delay_s": [0.0], "lone_duration_ratio": [1.0],
+         "wait_excess_s": [0.0], "preempt_excess_s": [0.08, 0.0, 0.04],  # mean 0.04
+         "stop_s": [0.1, 0.1, 0.05, 0.05, 0.02, 0.02],
+         "stop_excess_s": [0.08, 0.0, 0.03, 0.0, 0.0, 0.001]}  # means 0.04, 0.015, 0.0005
+    assert fit_costs(m).stall_after_s == 0.1  # 0.015 < 0.02 = half of 0.04
+    m["stop_excess_s"][3] = 0.01  # mean at 0.05 now 0.02: half of 0.04
+    assert fit_costs(m).stall_after_s == 0.05
 
 
 def test_costs_reject_impossible_values():
@@ -108,7 +119,9 @@ def test_calibration_file_round_trip(tmp_path):
     path = tmp_path / "pm.json"
     assert load_costs(rate_scale=0.003, time_scale=2.0, path=path) is None
     save_costs(COSTS, rate_scale=0.003, time_scale=2.0, measurements={"x": [1.0]}, path=path)
-    assert load_costs(rate_scale=0.003, time_scale=2.0, path=path) == COSTS
+    assert load_costs(rate_scale=0.003, time_scale=2.0, path=path, applied=None) == COSTS
+    assert load_costs(rate_scale=0.003, time_scale=2.0, path=path,
+                      applied=("release_latency_s",)) == PacketCosts(release_latency_s=0.01)
     assert load_costs(rate_scale=0.01, time_scale=2.0, path=path) is None
     data = json.loads(path.read_text())
     data[calibration_key(rate_scale=0.003, time_scale=2.0)]["costs"]["jitter_s"] = 1.0
@@ -163,7 +176,8 @@ def test_experiment_key_needs_a_calibration_and_records_the_costs(tmp_path, monk
     save_costs(COSTS, rate_scale=0.003, time_scale=2.0, measurements={}, path=cal)
     monkeypatch.setattr(packet_model, "CALIBRATION_PATH", cal)
     spec, = load_experiment(_experiment(tmp_path, 'fluid_model = "packet-aware"'), full=False)
-    assert spec.experiment_cfg["packet_costs"] == COSTS.as_dict()
+    applied = {k: v for k, v in COSTS.as_dict().items() if k in packet_model.APPLIED}
+    assert spec.experiment_cfg["packet_costs"] == {**PacketCosts().as_dict(), **applied}
     ideal, = load_experiment(_experiment(tmp_path, ""), full=False)
     assert "fluid_model" not in ideal.experiment_cfg  # the default keeps earlier hashes
     assert spec.config_hash != ideal.config_hash
@@ -182,7 +196,7 @@ def test_packet_twins_added_to_committed_runs(tmp_path, monkeypatch, capsys):
     run = "policy=fair,seed=63,rep=0"
     dst = tmp_path / "res" / "testbed-ring"
     shutil.copytree(src / "traces", dst / "traces")
-    shutil.copytree(src / run, dst / run, ignore=shutil.ignore_patterns("*.pcap"))
+    shutil.copytree(src / run, dst / run, ignore=shutil.ignore_patterns("*.pcap", "twin_packet"))
     before = {p.name: p.read_bytes() for p in (dst / run).iterdir() if p.is_file()}
     cal = tmp_path / "pm.json"
     monkeypatch.setattr(packet_model, "CALIBRATION_PATH", cal)
@@ -196,5 +210,14 @@ def test_packet_twins_added_to_committed_runs(tmp_path, monkeypatch, capsys):
     assert packet["packet_model"] == PacketCosts().as_dict()
     assert not Path(packet["trace_path"]).is_absolute()
     assert before == {p.name: p.read_bytes() for p in (dst / run).iterdir() if p.is_file()}
+    capsys.readouterr()
     assert packet_twins.main([str(tmp_path / "res")]) == 0
     assert "0 packet-aware twins written; 0 runs" in capsys.readouterr().out
+    save_costs(PacketCosts(release_latency_s=0.5), rate_scale=0.003, time_scale=2.0,
+               measurements={}, path=cal)
+    assert packet_twins.main([str(tmp_path / "res"), "--replace"]) == 0
+    assert "1 packet-aware twin written" in capsys.readouterr().out
+    again = json.loads((dst / run / "twin_packet" / "run.json").read_text())
+    assert again["packet_model"]["release_latency_s"] == 0.5
+    assert again["avg_sct_s"] > packet["avg_sct_s"]  # every coflow starts 0.5 s later
+    assert sorted(p.name for p in (dst / run).iterdir() if p.name.startswith(".")) == []
