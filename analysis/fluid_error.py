@@ -4,8 +4,9 @@ run), each with its ideal fluid twin (``twin/``) and, where its emulated setting
 calibrated, its packet-aware twin (``twin_packet/``, ``emulation/fluid/packet_model.py``).
 
 Owns the per-run table (``error_runs``), the per-policy errors (``policy_errors``), the
-pairwise ratio errors (``pair_errors``), the targets (``error_targets``), the two figures
-and the summary section (``fluid_error_section``). Errors are relative:
+pairwise ratio errors (``pair_errors``), ``beamer``'s mean ratios per experiment
+(``experiment_ratios``), the targets (``error_targets``), the two figures and the
+summary section (``fluid_error_section``). Errors are relative:
 twin avg SCT / emulated avg SCT - 1 (> 0: the model predicts slower than the emulation).
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.load import mininet_runs, write_table
+from analysis.load import mininet_runs, note_written, write_table
 from analysis.policies import policy_order
 
 VALIDATION_PREFIX = "validation-"
@@ -104,6 +105,20 @@ def pair_summary(pe: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def experiment_ratios(pe: pd.DataFrame, a: str = "beamer") -> pd.DataFrame:
+    """Per validation experiment and policy b: the mean over its traces of a / b, emulated
+    and in each model (what the packet level says of a comparison, beside the models)."""
+    m = pe[pe["policy"] == a]
+    cols = ["emulated_ratio"] + [f"{lab}_ratio" for lab, _ in MODELS]
+    out = m.groupby(["experiment", "vs"], sort=False)[cols].agg(["mean", "count"])
+    rows = []
+    for (exp, vs), r in out.iterrows():
+        rows.append({"experiment": exp, "policy": a, "vs": vs,
+                     "traces": int(r[("emulated_ratio", "count")]),
+                     **{c: float(r[(c, "mean")]) for c in cols}})
+    return pd.DataFrame(rows)
+
+
 def order_kept(pe: pd.DataFrame, label: str, separation: float = SEPARATION
                ) -> tuple[int, int]:
     """(pairs the model separates by >= ``separation``, of those the emulation orders the
@@ -160,7 +175,7 @@ def scatter_figure(er: pd.DataFrame, out: Path) -> list[Path]:
         ax.legend(fontsize=6)
     fig.tight_layout()
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "fluid_error_scatter.png"]
+    paths = [note_written(out / "fluid_error_scatter.png")]
     fig.savefig(paths[0], dpi=130)
     plt.close(fig)
     return paths
@@ -184,7 +199,7 @@ def pair_figure(pe: pd.DataFrame, out: Path) -> list[Path]:
     ax.set_title("Pairwise avg SCT ratio error over the validation traces")
     fig.tight_layout()
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "fluid_error_pairs.png"]
+    paths = [note_written(out / "fluid_error_pairs.png")]
     fig.savefig(paths[0], dpi=130)
     plt.close(fig)
     return paths
@@ -198,10 +213,10 @@ def fluid_error_section(runs: pd.DataFrame, tables: Path, figs: Path
     if er.empty:
         return [], []
     pol, pe = policy_errors(er), pair_errors(er)
-    tg, ps = error_targets(pol, pe), pair_summary(pe)
+    tg, ps, xr = error_targets(pol, pe), pair_summary(pe), experiment_ratios(pe)
     for df, name in ((er, "fluid_error_runs"), (pol, "fluid_error"),
                      (pe, "fluid_error_pairs"), (ps, "fluid_error_pair_summary"),
-                     (tg, "fluid_error_targets")):
+                     (tg, "fluid_error_targets"), (xr, "fluid_error_ratios")):
         write_table(df, tables / f"{name}.csv")
     paths = scatter_figure(er, figs) + pair_figure(pe, figs)
     traces = er.groupby("experiment")["workload_seed"].nunique()
@@ -238,4 +253,14 @@ def fluid_error_section(runs: pd.DataFrame, tables: Path, figs: Path
         lines.append(f"| {r['model']} | {r['worst_median_abs_error']:.1%} | "
                      f"{r['worst_p90_abs_error']:.1%} | {r['beamer_sincronia_mae']:.3f} | "
                      f"{share} |")
+    lines += ["", "What the packet level says of `beamer`'s comparisons, per validation "
+              "experiment (`tables/fluid_error_ratios.csv`): the mean over its traces of "
+              "`beamer` / policy, emulated and in each fluid model.", "",
+              "| experiment | beamer / | traces | emulated | "
+              + " | ".join(lab for lab, _ in MODELS) + " |",
+              "|---|---|---|---|" + "---|" * len(MODELS)]
+    for _, r in xr.iterrows():
+        lines.append(f"| {r['experiment']} | {r['vs']} | {r['traces']} | "
+                     f"{r['emulated_ratio']:.3f} | "
+                     + " | ".join(f"{r[f'{lab}_ratio']:.3f}" for lab, _ in MODELS) + " |")
     return lines, paths

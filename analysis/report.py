@@ -319,6 +319,9 @@ TABLE_DOC = {
     "fluid_error_targets.csv": "per fluid model: the worst policy's median and p90 abs "
                               "error, beamer / sincronia mean abs ratio error, and the "
                               "separated pairs (>= 10%) the emulation orders the same way.",
+    "fluid_error_ratios.csv": "per validation experiment and policy: the mean over its "
+                              "traces of beamer / policy avg SCT, emulated (`emulated_ratio`) "
+                              "and in each fluid model (`ideal_ratio`, `packet-aware_ratio`).",
     "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages, s), "
                 "`p95_sct_s`, `avg_cct_s`, `lower_bound_avg_sct_s` (s), `avg_sct_over_lb`, "
                 "`wall_s` (the run's wall-clock time, s).",

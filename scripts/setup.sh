@@ -22,12 +22,13 @@ fi
 
 PY=${PYTHON:-python3}
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt requirements-optional.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(sha256sum requirements.txt requirements-optional.txt requirements-collective.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: creating .venv and installing requirements.txt (about a minute)"
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-optional.txt -c requirements.txt
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements-collective.txt -c requirements.txt
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e . 2>/dev/null \
     || .venv/bin/pip install -q --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.fluid_error import (error_targets, order_kept, pair_errors, pair_summary,
-                                  policy_errors)
+from analysis.fluid_error import (error_targets, experiment_ratios, order_kept, pair_errors,
+                                  pair_summary, policy_errors)
 
 
 def _set() -> pd.DataFrame:
@@ -60,3 +60,13 @@ def test_targets_by_hand():
     assert tg.at["ideal", "beamer_sincronia_mae"] == pytest.approx(mae)
     assert tg.at["packet-aware", "order_share"] == 1.0
     assert np.isclose(tg.at["ideal", "order_share"], 0.5)
+
+
+def test_experiment_ratios_by_hand():
+    xr = experiment_ratios(pair_errors(_set())).set_index("vs")
+    # beamer / sincronia: emulated 1.0/1.2 and 2.0/2.0 -> mean (0.8333 + 1) / 2
+    assert xr.at["sincronia", "traces"] == 2
+    assert xr.at["sincronia", "emulated_ratio"] == pytest.approx((1 / 1.2 + 1.0) / 2)
+    # ideal 0.9/1.2 = 0.75 and 1.8/2.2; packet-aware 1.0/1.26 and 2.04/2.0
+    assert xr.at["sincronia", "ideal_ratio"] == pytest.approx((0.75 + 1.8 / 2.2) / 2)
+    assert xr.at["sincronia", "packet-aware_ratio"] == pytest.approx((1 / 1.26 + 1.02) / 2)

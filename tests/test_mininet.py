@@ -36,7 +36,8 @@ def _links(kind: str) -> set[str]:
 def _ours() -> list[str]:
     """Processes of this project's packet backend still alive (read-only check)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    marks = ("emulation.mininet.agent", "emulation.mininet.scheduler_proc", "mnexec", "tcpdump -i b",
+    marks = ("emulation.mininet.agent", "emulation.mininet.scheduler_proc",
+             "emulation.mininet.allreduce_worker", "iperf3 -", "mnexec", "tcpdump -i b",
              "mininet:b")  # Mininet host shells are 'bash ... mininet:<host name>'
 
     return [l for l in out.splitlines() if any(m in l for m in marks)]

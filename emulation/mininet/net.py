@@ -74,6 +74,16 @@ class EmulatedNet:
     def host(self, name: str):
         return self.hosts[name]
 
+    def receiver_ports(self) -> dict[str, str]:
+        """Each host's switch-side interface -> the host's address (where a capture sees
+        the packets the host receives)."""
+        ports = {}
+        for h, node in self.hosts.items():
+            intf = node.intfList()[0]
+            peer = intf.link.intf2 if intf.link.intf1 is intf else intf.link.intf1
+            ports[peer.name] = self.ips[h]
+        return ports
+
     def stop(self) -> None:
         """Stop the network (idempotent): bridges, veths and host shells go away."""
         if self.stopped:
@@ -87,6 +97,11 @@ class EmulatedNet:
                 shutil.rmtree(d, ignore_errors=True)
             if self.entry is not None:
                 unregister(self.entry)
+
+
+def host_address(i: int) -> str:
+    """The emulated address of the network's ``i``-th host (topology order)."""
+    return f"10.0.{(i + 1) // 250}.{(i + 1) % 250 + 1}"
 
 
 def build_net(topo: Topology, *, num_classes: int, dirs: tuple[str, ...] = ()) -> EmulatedNet:
@@ -107,7 +122,7 @@ def build_net(topo: Topology, *, num_classes: int, dirs: tuple[str, ...] = ()) -
         net = Mininet(controller=None, switch=LinuxBridge, host=Host, link=Link,
                       autoSetMacs=True, autoStaticArp=True, build=False, waitConnected=False)
         for i, h in enumerate(topo.hosts):
-            ip = f"10.0.{(i + 1) // 250}.{(i + 1) % 250 + 1}"
+            ip = host_address(i)
             hosts[h] = net.addHost(f"{prefix}{h}", ip=f"{ip}/16")
             ips[h] = ip
         for s in topo.switches:

@@ -150,12 +150,7 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     try:
         en = build_net(topo, num_classes=priority_classes, dirs=(sock_dir,))
         ip_of = en.ips
-        ports = {}
-        for h in topo.hosts:
-            node = en.host(h)
-            intf = node.intfList()[0]
-            peer = intf.link.intf2 if intf.link.intf1 is intf else intf.link.intf1
-            ports[peer.name] = ip_of[h]
+        ports = en.receiver_ports()
         if capture:
             (out / "capture_ports.json").write_text(json.dumps(ports))  # iface -> receiver ip
             cap = Capture(out, ports)
@@ -239,6 +234,8 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     stats = summary_stats(np.array([s["sct_s"] for s in stages]))
     cct = np.array([c["cct_s"] for c in coflows])
     sched_info = {}
+    for partial in out.glob(".scheduler.json-*"):  # a scheduler stopped while it wrote
+        partial.unlink()
     if (out / "scheduler.json").exists():
         sched_info = json.loads((out / "scheduler.json").read_text())
     reasons = list(result["reasons"])

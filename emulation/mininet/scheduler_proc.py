@@ -236,9 +236,13 @@ def main() -> int:
                 wakes = decide(state, policy, K, agents, pushed, first_push, paced)
                 decided_for = active
                 decisions += 1
-    (run_dir / "scheduler.json").write_text(json.dumps(
+    # whole or not at all: the driver may stop this process while it writes
+    tmp = run_dir / f".scheduler.json-{os.getpid()}"
+    tmp.write_text(json.dumps(
         {"decisions": decisions, "warm_up_s": warm_up_s,
-         "paced_flows": None if paced is None else len(paced), "first_push_monotonic": {str(k): v for k, v in first_push.items()}}))
+         "paced_flows": None if paced is None else len(paced),
+         "first_push_monotonic": {str(k): v for k, v in first_push.items()}}))
+    os.replace(tmp, run_dir / "scheduler.json")
     for a in agents:
         a.close()
     srv.close()
