@@ -12,6 +12,8 @@ buffer is the model's bytes x 0.006, the links 30 Mbit/s), four ways:
   collective.py), every rank starting at one instant;
 - ``replay``: the packet backend runs the trace's coflow of that all-reduce
   (workloads/sync.py: each host sends 2(n-1)/n x the buffer to its ring successor);
+- ``stepped replay``: the same bytes as the ring's 2(n-1) steps, one coflow each in
+  order, each host sending 1/n of the buffer per step;
 - each again with a competing flow of about half the buffer (whole KiB) from the first
   host to the second,
   in the highest class (the real one: iperf3 marked for class 0; the replay: a smaller
@@ -20,8 +22,9 @@ buffer is the model's bytes x 0.006, the links 30 Mbit/s), four ways:
 Measured from the captures of the switch ports, the same reader for both: payload bytes
 per host pair, send bursts per pair (runs of packets with no gap over three packet
 times), and the completion time (real: first rank's start to last rank's end; replay: the
-coflow's release to its end), emulated seconds. Medians over ``--reps`` runs go to
-``OUT/comparison.json`` with every run's numbers.
+coflow's release to its end, the first step's release to the last one's end), emulated
+seconds. Medians over ``--reps`` runs go to
+``OUT/comparison-N-hosts.json`` with every run's numbers.
 """
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 RATE_SCALE, TIME_SCALE, LINK_RATE_BPS = 0.003, 2.0, 10e9
 COMPETITOR_SHARE = 0.5  # of the buffer
-CASES = ("real", "replay", "real + competitor", "replay + competitor")
+CASES = ("real", "replay", "stepped replay", "real + competitor", "replay + competitor",
+         "stepped replay + competitor")
 
 
 def model_bytes(name: str) -> int:
@@ -53,11 +57,24 @@ def competitor_bytes(size_bytes: int) -> int:
     return 1024 * round(COMPETITOR_SHARE * size_bytes * RATE_SCALE * TIME_SCALE / 1024)
 
 
-def ring_trace(hosts: tuple[str, ...], size_bytes: int, competitor: bool):
-    """The all-reduce's coflow (and the competitor's) as a trace, released at 0."""
+def ring_steps(hosts: tuple[str, ...], size_bytes: int):
+    """A ring all-reduce as its 2(n-1) steps, one coflow each, in order: every host sends
+    a chunk of 1/n of the buffer to its successor (reduce-scatter, then all-gather)."""
+    from workloads.trace import CoflowSpec, Flow
+    n = len(hosts)
+    step = CoflowSpec(tuple(Flow(hosts[i], hosts[(i + 1) % n], round(size_bytes / n))
+                            for i in range(n)))
+    return (step,) * (2 * (n - 1))
+
+
+def ring_trace(hosts: tuple[str, ...], size_bytes: int, competitor: bool,
+               stepped: bool = False):
+    """The all-reduce's coflow (``stepped``: its steps' coflows, in order) and the
+    competitor's as a trace, released at 0."""
     from workloads.sync import ring_allreduce
     from workloads.trace import App, Flow, Job, Stage, Trace
-    coflows = [("ring", tuple(ring_allreduce(list(hosts), size_bytes)))]
+    coflows = [("ring", ring_steps(hosts, size_bytes) if stepped
+                else tuple(ring_allreduce(list(hosts), size_bytes)))]
     if competitor:
         from workloads.trace import CoflowSpec
         c = round(competitor_bytes(size_bytes) / (RATE_SCALE * TIME_SCALE))
@@ -70,9 +87,10 @@ def ring_trace(hosts: tuple[str, ...], size_bytes: int, competitor: bool):
     return Trace(seed=0, endpoints="hosts", hosts=hosts, apps=tuple(apps))
 
 
-def replay(hosts: tuple[str, ...], size_bytes: int, competitor: bool,
-           workdir: Path) -> dict[str, Any]:
-    """The packet backend's run of the all-reduce's coflow; the same measures as real."""
+def replay(hosts: tuple[str, ...], size_bytes: int, competitor: bool, workdir: Path,
+           stepped: bool = False) -> dict[str, Any]:
+    """The packet backend's run of the all-reduce's coflow(s); the same measures as real
+    (completion: the first step's release to the last one's end)."""
     import pandas as pd
     from emulation.mininet.capture import Capture
     from emulation.mininet.collective import pair_bytes, send_bursts
@@ -80,7 +98,7 @@ def replay(hosts: tuple[str, ...], size_bytes: int, competitor: bool,
     from emulation.mininet.run import run_mininet
     from emulation.topology import TopologyConfig
     from workloads import trace as trace_mod
-    tr = ring_trace(hosts, size_bytes, competitor)
+    tr = ring_trace(hosts, size_bytes, competitor, stepped)
     trace_mod.save(tr, workdir / "trace.json")
     out = workdir / "run"
     run_mininet(trace=tr, trace_path=workdir / "trace.json", topo_cfg=TopologyConfig(),
@@ -88,9 +106,10 @@ def replay(hosts: tuple[str, ...], size_bytes: int, competitor: bool,
                 time_scale=TIME_SCALE)
     cap = Capture.from_files(out, json.loads((out / "capture_ports.json").read_text()))
     host_of = {host_address(i): h for i, h in enumerate(hosts)}
-    cof = pd.read_csv(out / "coflows.csv").set_index("job_id")
+    cof = pd.read_csv(out / "coflows.csv")
+    ring = cof[cof["job_id"] == "ring"]
     packet_s = MTU_BYTES * 8 / (LINK_RATE_BPS * RATE_SCALE)
-    return {"completion_s": float(cof.loc["ring", "cct_emulated_s"]),
+    return {"completion_s": float(ring["end_emulated_s"].max() - ring["release_emulated_s"].min()),
             "pair_bytes": {f"{a}->{b}": n for (a, b), n in pair_bytes(cap, host_of).items()},
             "send_bursts": {f"{a}->{b}": n for (a, b), n in send_bursts(
                 cap, host_of, gap_s=3 * packet_s, min_bytes=64 * 1024).items()}}
@@ -101,8 +120,9 @@ def one_run(case: str, hosts: tuple[str, ...], size_bytes: int) -> dict[str, Any
     competitor = case.endswith("competitor")
     emulated = round(size_bytes * RATE_SCALE * TIME_SCALE)
     with tempfile.TemporaryDirectory(prefix="real-collective-") as tmp:
-        if case.startswith("replay"):
-            return replay(hosts, size_bytes, competitor, Path(tmp))
+        if "replay" in case:
+            return replay(hosts, size_bytes, competitor, Path(tmp),
+                          stepped=case.startswith("stepped"))
         comp = (Competitor(hosts[0], hosts[1], competitor_bytes(size_bytes))
                 if competitor else None)
         rec = run_real_allreduce(hosts=hosts, size_bytes=emulated,
@@ -133,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default="resnet50", help="whose gradients (default resnet50)")
     ap.add_argument("--reps", type=int, default=3, help="runs of each case (default 3)")
     ap.add_argument("--out", type=Path, default=REPO / "results" / "real-collective",
-                    help="where comparison.json goes (default results/real-collective)")
+                    help="where comparison-N-hosts.json goes (default "
+                         "results/real-collective)")
     args = ap.parse_args(argv)
     from workloads.models import MODELS
     if args.model not in MODELS:
@@ -155,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
     s = summary(runs)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "comparison.json").write_text(json.dumps(
+    (args.out / f"comparison-{args.hosts}-hosts.json").write_text(json.dumps(
         {"model": args.model, "model_bytes": size, "hosts": list(hosts),
          "rate_scale": RATE_SCALE, "time_scale": TIME_SCALE, "reps": args.reps,
          "summary": s, "runs": runs}, indent=1) + "\n")
