@@ -125,7 +125,7 @@ def _cluster_numbers(records) -> set[str]:
     records."""
     from analysis.cluster import cluster_table, cluster_verdict
     runs, _ = records
-    v = cluster_verdict(runs)
+    v = pd.concat([cluster_verdict(runs), cluster_verdict(runs, model="packet-aware")])
     out = {f"{x:.3f}" for x in pd.concat([v["ratio_mean"], v["ci95"]])}
     t = cluster_table(runs, "beamer")
     for c in t.columns:
@@ -135,11 +135,35 @@ def _cluster_numbers(records) -> set[str]:
     return out
 
 
+def _fluid_error_numbers(records) -> set[str]:
+    """The validation set's errors, recomputed from the records: per policy and model the
+    median, p90 and mean signed error (percent, 1 decimal), each model's `beamer` /
+    Sincronia mean abs error and the pairs kept in order, and `beamer`'s mean ratios per
+    experiment, emulated and in each model (3 decimals)."""
+    from analysis.fluid_error import (error_runs, error_targets, experiment_ratios,
+                                      pair_errors, policy_errors)
+    runs, _ = records
+    er = error_runs(runs)
+    pol, pe = policy_errors(er), pair_errors(er)
+    out = {f"{100 * abs(x):.1f}" for c in ("median_abs_error", "p90_abs_error", "mean_error")
+           for x in pol[c]}
+    tg = error_targets(pol, pe)
+    out |= {f"{x:.3f}" for x in tg["beamer_sincronia_mae"]}
+    xr = experiment_ratios(pe)
+    out |= {f"{x:.3f}" for c in ("emulated_ratio", "ideal_ratio", "packet-aware_ratio")
+            for x in xr[c]}
+    diffs = [abs(r["emulated_ratio"] - r[m]) for _, r in xr[xr["vs"] == "sincronia"].iterrows()
+             for m in ("ideal_ratio", "packet-aware_ratio")]
+    out.add(f"{max(diffs):.3f}")
+    return out
+
+
 def _derived_numbers(records, verdict) -> set[str]:
     """The numbers the findings and the claims may quote, each derived from the records:
     the verdict table's cells (3 decimals), the FB2010 avg CCTs (2 decimals) and their
     ratios, the testbeds' paired ratios, the FB and testbed runs' wall times and random
-    search's mean trial processes per busy host."""
+    search's mean trial processes per busy host, the fluid model's error on the
+    validation set."""
     out = {f"{v:.3f}" for v in verdict["ratio_mean"]}
     cct = _fb_cct(records)
     out |= {f"{v:.2f}" for v in cct.values()}
@@ -152,6 +176,7 @@ def _derived_numbers(records, verdict) -> set[str]:
     reg = runs[runs["experiment"] == "regime-random"]
     out.add(f"{host_load_table(reg, REPO / 'results', 'beamer')['mean_per_busy_host'].mean():.1f}")
     out |= _cluster_numbers(records)
+    out |= _fluid_error_numbers(records)
     paired = pd.read_csv(REPO / "results" / "tables" / "paired_ratios.csv")
     for _, r in paired[paired["experiment"].isin(
             ["testbed-random", "testbed-ring", "testbed-gpus"])].iterrows():
