@@ -177,6 +177,7 @@ def scatter_figure(er: pd.DataFrame, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [note_written(out / "fluid_error_scatter.png")]
     fig.savefig(paths[0], dpi=130)
+    write_table(er, out / "fluid_error_scatter.csv")  # the figure's data beside it
     plt.close(fig)
     return paths
 
@@ -201,6 +202,7 @@ def pair_figure(pe: pd.DataFrame, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [note_written(out / "fluid_error_pairs.png")]
     fig.savefig(paths[0], dpi=130)
+    write_table(long, out / "fluid_error_pairs.csv")  # the figure's data beside it
     plt.close(fig)
     return paths
 
@@ -240,7 +242,7 @@ def fluid_error_section(runs: pd.DataFrame, tables: Path, figs: Path
         lines.append(f"| {r['policy']} / {r['vs']} | {r['model']} | {r['traces']} | "
                      f"{r['median_abs']:.3f} | {r['p90_abs']:.3f} | {r['max_abs']:.3f} | "
                      f"{r['mean']:+.3f} |")
-    lines += ["", f"Targets (packet-aware): every policy's median abs error <= "
+    lines += ["", f"Criteria (packet-aware): every policy's median abs error <= "
               f"{TARGETS['median']:.0%} and p90 <= {TARGETS['p90']:.0%}; beamer / sincronia "
               f"mean abs ratio error <= {TARGETS['beamer_sincronia_mae']}; of the pairs a "
               f"model separates by >= {SEPARATION:.0%}, >= {TARGETS['order']:.0%} in the "

@@ -304,22 +304,22 @@ GENERAL_TABLES = ("runs.csv", "normalised_avg_sct.csv", "sct_stats.csv", "trial_
 # ("{ref}": the reference policy). The summary lists the general tables first, then the
 # others alphabetically; a table without an entry is named with a pointer to its writer.
 TABLE_DOC = {
-    "cluster_verdict_models.csv": "per family, placement, design and baseline compared "
+    "cluster_verdict_models.csv": "one row per family, placement, design and baseline compared "
                                   "in the headline: the ideal fluid model's ratio mean and "
                                   "ci95 and the packet-aware model's, same traces.",
     "fluid_error_runs.csv": "one row per packet-level run of the validation set: "
                             "`emulated_avg_sct_s`, each fluid model's twin `*_avg_sct_s` "
                             "(ideal, packet-aware; trace s) and `*_error` = twin / emulated - 1.",
-    "fluid_error.csv": "per policy and fluid model over the validation set: median, p90 and "
+    "fluid_error.csv": "one row per policy and fluid model over the validation set: median, p90 and "
                        "max of |twin / emulated - 1| and the mean signed error.",
-    "fluid_error_pairs.csv": "per validation trace and pair of policies: avg SCT ratio "
+    "fluid_error_pairs.csv": "one row per validation trace and pair of policies: avg SCT ratio "
                              "emulated and in each model, and model - emulated ratio.",
-    "fluid_error_pair_summary.csv": "per pair of policies and model: median, p90, max of "
+    "fluid_error_pair_summary.csv": "one row per pair of policies and model: median, p90, max of "
                                     "|model ratio - emulated ratio| over the traces.",
-    "fluid_error_targets.csv": "per fluid model: the worst policy's median and p90 abs "
+    "fluid_error_targets.csv": "one row per fluid model: the worst policy's median and p90 abs "
                               "error, beamer / sincronia mean abs ratio error, and the "
                               "separated pairs (>= 10%) the emulation orders the same way.",
-    "fluid_error_ratios.csv": "per validation experiment and policy: the mean over its "
+    "fluid_error_ratios.csv": "one row per validation experiment and policy: the mean over its "
                               "traces of beamer / policy avg SCT, emulated (`emulated_ratio`) "
                               "and in each fluid model (`ideal_ratio`, `packet-aware_ratio`).",
     "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages, s), "
