@@ -9,8 +9,9 @@ The kernels sit beside the code that calls them:
 - ``emulation/fluid/refill_kernels.py``: re-allocation after flow completions (one class);
 - ``emulation/fluid/class_refill_kernels.py``: the incremental strict-priority re-allocation
   of several classes;
-- ``emulation/fluid/event_kernels.py``: time advance, retiring active flows, the loops
-  over events that only complete flows;
+- ``emulation/fluid/event_kernels.py``: time advance, the loops over events that only
+  complete flows;
+- ``emulation/state_kernels.py``: retiring active flows (the shared state's);
 - ``emulation/view_kernels.py``: the policies' view loads;
 - ``emulation/scheduler/bssi_kernel.py``: the BSSI ordering loop.
 
@@ -35,7 +36,7 @@ from numba import njit
 
 MODULES = ("emulation.fluid.allocation_kernels", "emulation.fluid.refill_kernels",
            "emulation.fluid.class_refill_kernels",
-           "emulation.fluid.event_kernels", "emulation.view_kernels",
+           "emulation.state_kernels", "emulation.fluid.event_kernels", "emulation.view_kernels",
            "emulation.scheduler.bssi_kernel")
 
 

@@ -25,9 +25,9 @@ import pandas as pd
 
 from emulation.admission import Admission
 from emulation.compiled_trace import CompiledTrace, compile_trace, place_job
-from emulation.fluid.event_kernels import retire_flows
 from emulation.ids import coflow_id, flow_ids
 from emulation.records import FLOW_COLUMNS
+from emulation.state_kernels import retire_flows
 from emulation.scheduler.base import View
 from emulation.tuner import AshaRule
 from emulation.topology import Topology

@@ -56,9 +56,11 @@ def test_default_toml_separates_policies_and_follows_the_arrival_rate(tmp_path):
 
 @pytest.mark.slow
 def test_every_committed_suite_run_is_still_done():
-    """results/ holds the runs of both suites (the default one and the pinned-hosts
-    ablation), every one done under its file's current config, and nothing else."""
-    suite = suite_configs("default") + suite_configs("pinned-hosts")
+    """results/ holds the runs of the three suites (the default one, the pinned-hosts
+    ablation and the fluid model's validation set), every one done under its file's
+    current config, and nothing else."""
+    suite = (suite_configs("default") + suite_configs("pinned-hosts")
+             + suite_configs("validation"))
     specs = [s for p in suite for s in load_experiment(p, full=False)]
     committed = {p.parent.relative_to(REPO / "results").as_posix()
                  for p in (REPO / "results").glob("*/*/run_config.json")}

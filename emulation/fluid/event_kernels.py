@@ -3,8 +3,8 @@ that only complete flows.
 
 - Per event (the engine's Python path): ``time_to_finish`` (each active flow's time to
   finish and the minimum), ``min_coflow_finish`` (the first coflow to finish), ``advance``
-  (move every flow, the finished ones) and ``retire_flows`` (remove finished rows from
-  ``ClusterState``'s active-flow columns; both backends' states call it).
+  (move every flow, the finished ones); removing the finished rows is the shared
+  state's ``emulation/state_kernels.py`` ``retire_flows``.
 - Many events in one call: ``flow_events`` under one class (fair sharing) and
   ``queue_events`` under several (strict priority), each step with the operations of the
   Python path; they hand back to the engine at a timer, a coflow completion, nothing
@@ -24,6 +24,7 @@ from emulation.fluid.allocation_kernels import _tolerance
 from emulation.fluid.class_refill_kernels import drop_flow, new_state, update
 from emulation.fluid.refill_kernels import _class_groups, _refill_from, _rounds
 from emulation.kernels import jit, tiny_network
+from emulation.state_kernels import retire_flows
 
 
 @jit
@@ -75,29 +76,6 @@ def advance(rem, rate, ttf, tol, dt_s, eps_s):
             done[k] = i
             k += 1
     return done[:k]
-
-
-@jit
-def retire_flows(idx, n, tf, cf, pid, rem, start, rate, tol, path_flows, link_flows,
-                 path_links):
-    """Remove rows ``idx`` (ascending) of the seven length-``n`` active-flow arrays in place,
-    each removed row taking the last live row, in O(len(idx)); decrement the flow counts
-    of their paths and links. Returns the new length."""
-    for j in range(idx.shape[0] - 1, -1, -1):
-        i = idx[j]
-        path_flows[pid[i]] -= 1
-        for k in range(path_links.shape[1]):
-            link_flows[path_links[pid[i], k]] -= 1
-        n -= 1
-        if i != n:
-            tf[i] = tf[n]
-            cf[i] = cf[n]
-            pid[i] = pid[n]
-            rem[i] = rem[n]
-            start[i] = start[n]
-            rate[i] = rate[n]
-            tol[i] = tol[n]
-    return n
 
 
 @jit
