@@ -1,12 +1,12 @@
 """Calibrate the packet-aware fluid model (``emulation/fluid/packet_model.py``) from
 micro-benchmarks at each emulated link rate, and save the costs in
 ``data/packet_model.json`` (Mininet, as root; about 3 s per run,
-2 minutes per link rate):
+4 minutes per link rate):
 
     .venv/bin/python benchmarks/packet_costs.py [--rate-scale 0.003 0.01] [--time-scale 2]
         [--reps 10] [--no-save]
 
-Four traces on a 4-host big switch at the testbed's scale (10 Gbit/s links emulated at
+Seven traces on a 4-host big switch at the testbed's scale (10 Gbit/s links emulated at
 ``rate_scale``, time x ``time_scale``), each flow 153,820,272 trace bytes (0.123 trace s
 alone on a link), ordered by Sincronia with its classes re-sharing at flow completions
 (what the switch queues do):
@@ -26,8 +26,10 @@ None of them is a trace of the validation set or of any experiment. Measured per
 records): each flow's first payload byte after its release, each coflow's recorded end
 after its last payload byte, a lone flow's duration over its ideal, each waiting flow's
 end after the previous one's, and the demoted flow's end against the fluid model with
-the costs measured before it. ``fit_costs`` turns them into the four costs (medians;
-the demoted flow's stall, which a retransmission timeout makes bimodal, by its mean).
+the costs measured before it. ``fit_costs`` turns them into five costs (medians;
+the demoted flow's stall, which a retransmission timeout makes bimodal, by its mean; the
+stop it takes for a stall from the shorter stops), of which the model applies three
+(``emulation.fluid.packet_model.APPLIED``).
 """
 from __future__ import annotations
 

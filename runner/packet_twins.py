@@ -1,7 +1,7 @@
 """Add the packet-aware fluid twin (``twin_packet/``) to committed packet-level runs that
-lack one, e.g. runs made before their emulated setting was calibrated
-(``benchmarks/packet_costs.py``), or to every one with ``--replace`` after a new
-calibration:
+lack one (runs made before their emulated setting was calibrated by
+``benchmarks/packet_costs.py``), or to every one with ``--replace`` after a new
+calibration.
 
     .venv/bin/python -m runner.packet_twins [RESULTS_DIR] [--experiment NAME ...] [--replace]
 
@@ -62,7 +62,8 @@ def add_twin(run_dir: Path, results: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m runner.packet_twins",
+                        description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="?", type=Path, default=REPO / "results",
                     help="results directory (default: results/)")
     ap.add_argument("--experiment", nargs="+", metavar="NAME",
