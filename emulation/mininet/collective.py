@@ -22,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from emulation.lifetime import parent_death_setter
 from emulation.mininet.capture import Capture, read_port
+from emulation.mininet.leftovers import clear_dead
 from emulation.mininet.net import MTU_BYTES, build_net
 from emulation.mininet.qos import tos_for_class
 from emulation.topology import TopologyConfig, build_topology
@@ -88,7 +90,8 @@ def _workers(en, hosts: tuple[str, ...], size_bytes: int) -> list:
         [sys.executable, "-m", "emulation.mininet.allreduce_worker", "--rank", str(r),
          "--world", str(len(hosts)), "--coordinator", coord, "--bind-ip", en.ips[h],
          "--size-bytes", str(size_bytes)],
-        cwd=str(REPO), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=str(REPO), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=parent_death_setter())  # ends with this process, even if it is killed
         for r, h in enumerate(hosts)]
 
 
@@ -113,11 +116,12 @@ def _start_together(procs: list, timeout_s: float) -> float:
 
 def _competitor(en, comp: Competitor, start_at: float) -> list:
     server = en.host(comp.dst).popen(["iperf3", "-s", "-1", "-p", str(IPERF_PORT)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     preexec_fn=parent_death_setter())
     client = en.host(comp.src).popen(
         ["sh", "-c", f"sleep {max(0.0, start_at - time.time()):.3f}; exec iperf3 -J -c "
          f"{en.ips[comp.dst]} -p {IPERF_PORT} -l 1K -n {comp.size_bytes} -S {tos_for_class(0)}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=parent_death_setter())
     return [server, client]
 
 
@@ -144,6 +148,9 @@ def run_real_allreduce(*, hosts: tuple[str, ...], size_bytes: int, link_rate_bps
     reports, the completion time (first start to last end, s), pair bytes and bursts.
     RuntimeError if a rank fails or the sum is wrong."""
     outdir.mkdir(parents=True, exist_ok=True)
+    for line in clear_dead():
+        print(f"note: cleared what an interrupted packet-level run left: {line}",
+              file=sys.stderr)
     topo = build_topology(TopologyConfig(link_rate_bps=link_rate_bps), hosts)
     en = build_net(topo, num_classes=2)
     cap = None
