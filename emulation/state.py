@@ -196,6 +196,28 @@ class ClusterState:
         """``cid << 32 | tf`` of every active flow (the Mininet backend's flow names)."""
         return (self.a_cf << 32) | self.a_tf
 
+    def coflow_sent_bytes(self, cids: np.ndarray, rows: np.ndarray | None = None
+                          ) -> np.ndarray:
+        """Bytes each coflow in ``cids`` (coflow ids) has sent: its size less its active
+        flows' bytes left. ``rows``: each active flow's position in ``cids`` (-1 for
+        others), if the caller keeps it (the view, for all active coflows at once: the
+        bytes left are added in one pass in the active flows' order); without it each
+        coflow's are summed on their own (numpy's pairwise sum, for a few coflows: the
+        byte wake-ups)."""
+        size = np.array([self.tmpl_size[self.c_tmpl[c]] for c in cids])
+        if rows is None:
+            return size - np.array([self.a_rem[self.a_cf == c].sum() for c in cids])
+        mine = rows >= 0
+        return size - np.bincount(rows[mine], weights=self.a_rem[mine], minlength=len(cids))
+
+    def wake_due(self, wakes: list[tuple[int, float]]) -> bool:
+        """True once a coflow of ``wakes`` (coflow id, sent bytes: a policy's byte
+        wake-ups) that still has active flows has sent more than its threshold."""
+        for cid, thr in wakes:
+            if (self.a_cf == cid).any() and self.coflow_sent_bytes([cid])[0] > thr:
+                return True
+        return False
+
     def busy(self) -> bool:
         """True while timers are pending or flows are active."""
         return bool(self._heap) or len(self.a_rem) > 0

@@ -68,8 +68,7 @@ class ViewBuilder:
             return cache["clb"]
 
         def coflow_sent() -> np.ndarray:
-            rem = np.bincount(c_local[st.a_cf], weights=st.a_rem, minlength=C)
-            return np.array([ct.tmpl_size[st.c_tmpl[c]] for c in cids]) - rem
+            return st.coflow_sent_bytes(cids, c_local[st.a_cf])
 
         def remaining_link_bytes(rows: np.ndarray, num_rows: int) -> np.ndarray:
             """Bytes every remaining iteration of each active job puts on each link,

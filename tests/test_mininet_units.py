@@ -18,7 +18,7 @@ from emulation.mininet.protocol import LineChannel
 from emulation.mininet.qos import MAX_CLASSES, htb_commands, tos_for_class
 from emulation.mininet.run import scale_trace
 from emulation.mininet.agent import UNPACED
-from emulation.mininet.scheduler_proc import _wake_due, decide, madd_pacing, should_decide
+from emulation.mininet.scheduler_proc import decide_and_push, madd_pacing, should_decide
 from emulation.scheduler import make_policy
 from emulation.state import ClusterState
 from emulation.topology import big_switch
@@ -97,7 +97,7 @@ def test_decide_pushes_classes_only_when_they_change():
     live, dead = FakeAgent(), FakeAgent(fail=True)
     agents = [live, dead]
     pushed, first = {}, {}
-    wakes = decide(st, pol, 8, agents, pushed, first)
+    wakes = decide_and_push(st, pol, 8, agents, pushed, first)
     # FIFO by release: cids 0, 1, 2 ranked 0, 1, 2, all new: from the lowest up, each takes
     # the middle of the classes left (queue_safe_classes): cid 2 (2 + 7 + 1) // 2 = 5, cid 1
     # (1 + 4 + 1) // 2 = 3, cid 0 (0 + 2 + 1) // 2 = 1 -> TOS (k + 1) << 2 = 8, 16, 24
@@ -107,14 +107,14 @@ def test_decide_pushes_classes_only_when_they_change():
     assert set(first) == {0, 1, 2}
     assert wakes == [(0, 2.0)]  # wake when coflow 0 has sent more than 2 bytes
     # same state: nothing changes, nothing is sent
-    assert decide(st, pol, 8, agents, pushed, first) == [(0, 2.0)]
+    assert decide_and_push(st, pol, 8, agents, pushed, first) == [(0, 2.0)]
     assert len(live.sent) == 1
     # coflow 0 sent 3 of 4 bytes (> 2): it is heavy, coflow 1 joins its class (FIFO-LM's
     # classes 0, 0, 1). Coflow 2 keeps 5; the group {0, 1} keeps the larger of its classes,
     # 3 (below 5); only the changed coflow 0 is pushed
     st.record_progress(np.array([list(st.a_cf).index(0)]), np.array([3.0]))
-    assert _wake_due(st, [(0, 2.0)])
-    assert decide(st, pol, 8, agents, pushed, first) == [(1, 2.0)]
+    assert st.wake_due([(0, 2.0)])
+    assert decide_and_push(st, pol, 8, agents, pushed, first) == [(1, 2.0)]
     assert live.sent[-1]["tos"] == {"0": 16}
     assert pushed == {0: 16, 1: 16, 2: 24}
 
@@ -123,13 +123,13 @@ def test_decide_maps_ranks_onto_k_classes():
     st = three_jobs_state()
     agent = FakeAgent()
     pushed = {}
-    decide(st, make_policy("varys"), 2, [agent], pushed, {})
+    decide_and_push(st, make_policy("varys"), 2, [agent], pushed, {})
     # SEBF: 4 B, 8 B, 12 B -> ranks 0, 1, 2 -> with K = 2 classes 0, 1, 1 (two groups in
     # two classes: no freedom to renumber)
     assert pushed == {0: 4, 1: 8, 2: 8}
     pushed = {}
     # fair: one class for all; with K = 2 and no earlier push it is the middle of 0..1, 1
-    decide(st, make_policy("fair"), 2, [agent], pushed, {})
+    decide_and_push(st, make_policy("fair"), 2, [agent], pushed, {})
     assert pushed == {0: 8, 1: 8, 2: 8}
 
 
@@ -140,13 +140,13 @@ def test_varys_pushes_madd_pacing_rates_by_hand():
     st = three_jobs_state()
     key = {int(c): int(k) for c, k in zip(st.a_cf, st.active_flow_keys())}
     agent, paced = FakeAgent(), {}
-    decide(st, make_policy("varys"), 8, [agent], {}, {}, paced)
+    decide_and_push(st, make_policy("varys"), 8, [agent], {}, {}, paced)
     assert paced == {key[0]: 1, key[1]: UNPACED, key[2]: UNPACED}
     assert agent.sent[-1]["rate_Bps"] == {str(k): v for k, v in paced.items()}
     # unchanged rates are not pushed again; a priority policy pushes no rates at all
-    decide(st, make_policy("varys"), 8, [agent], {}, {}, paced)
+    decide_and_push(st, make_policy("varys"), 8, [agent], {}, {}, paced)
     assert "rate_Bps" not in agent.sent[-1]
-    decide(st, make_policy("sincronia"), 8, [agent], {}, {})
+    decide_and_push(st, make_policy("sincronia"), 8, [agent], {}, {})
     assert "rate_Bps" not in agent.sent[-1]
 
 
@@ -169,18 +169,18 @@ def test_decide_without_active_coflows_does_nothing():
     st = ClusterState(t, big_switch(2, 8.0))
     st.fire_timers()  # stage started, job computing: no coflow yet
     agent = FakeAgent()
-    assert decide(st, make_policy("beamer"), 8, [agent], {}, {}) == [] and agent.sent == []
+    assert decide_and_push(st, make_policy("beamer"), 8, [agent], {}, {}) == [] and agent.sent == []
 
 
 def test_wake_due_strictly_above_threshold_and_only_for_active_coflows():
     st = three_jobs_state()
     row = list(st.a_cf).index(1)  # coflow 1: 8 bytes
     st.a_rem[row] = 5.0  # sent 3
-    assert not _wake_due(st, [(1, 3.0)])
-    assert _wake_due(st, [(1, 2.9)])
-    assert not _wake_due(st, [(7, 0.0)])  # no such active coflow
-    assert not _wake_due(st, [])
-    assert _wake_due(st, [(0, 100.0), (1, 2.0)])
+    assert not st.wake_due([(1, 3.0)])
+    assert st.wake_due([(1, 2.9)])
+    assert not st.wake_due([(7, 0.0)])  # no such active coflow
+    assert not st.wake_due([])
+    assert st.wake_due([(0, 100.0), (1, 2.0)])
 
 
 def test_line_channel_frames_json_lines():

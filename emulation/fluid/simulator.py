@@ -1,6 +1,7 @@
 """Event-driven flow-level (fluid) simulator of a trace on a topology under one policy.
 
-The engine owns the clock; ``ClusterState`` (``emulation/state.py``) owns the trace's BSP
+The engine is the simulated-time backend of the one event loop (``emulation/loop.py``):
+it moves the clock; ``ClusterState`` (``emulation/state.py``) owns the trace's BSP
 state machine and its timer heap (counter for deterministic ties, as SimPy's ``core.py``).
 Between events every active flow moves at a constant rate; at each event (stage start,
 compute end -> coflow release, flow and coflow completion, a policy's byte-threshold
@@ -52,6 +53,7 @@ import numpy as np
 from emulation.fluid import allocation_kernels, event_kernels
 from emulation.fluid.allocation import link_index, link_usage
 from emulation.fluid.packet_model import PacketCosts
+from emulation.loop import Finished, Loop, Reached
 from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes
 from emulation.state import EPS_T, ClusterState, Records
 from emulation.topology import Topology, with_rates_scaled
@@ -125,37 +127,44 @@ class FluidSimulator:
                                             and _declares_same_decision(self.policy))
         # events that only complete flows run compiled under kept classes, unless a
         # subclass hooks _reallocate (it would miss them)
-        reuse = (keep and self.reuse_decisions and self.allocation == "priority"
-                 and not self.check_invariants and not hooked
-                 and self.costs is None)  # packet costs are charged as rates change
-        dirty = True
-        rates_dirty = False
-        while st.busy():
-            if dirty:
-                self._reallocate()
-                dirty = rates_dirty = False
-            elif rates_dirty:
-                self._reallocate(decide=False)
-                rates_dirty = False
-            step = None
-            if reuse and len(st.a_rem):
-                stop_s = self._wake_horizon_s() if self._wakes else np.inf
-                if stop_s > st.now:
-                    step = self._flow_events(stop_s)
-            if step is None:
-                step = self._advance()
-            finished, ends = step
-            if len(finished):
-                if st.complete_flows(finished, ends) or (per_flow and not keep):
-                    dirty = True
-                elif per_flow:
-                    rates_dirty = True
-            if st.fire_timers():
-                dirty = True
-            if self._wakes and self._wake_due():
-                dirty = True
+        self._compiled_flow_events = (
+            keep and self.reuse_decisions and self.allocation == "priority"
+            and not self.check_invariants and not hooked
+            and self.costs is None)  # packet costs are charged as rates change
+        Loop(st, self, per_flow=per_flow, keep_classes=keep).run()
         self.wall_s = time.perf_counter() - wall0
         return st.records({"num_decisions": self.num_decisions, "sim_wall_s": self.wall_s})
+
+    # ------------------------------------------------------------------ the loop's backend
+    def running(self, state: ClusterState) -> bool:
+        return state.busy()
+
+    def allocate(self, state: ClusterState, *, decide: bool) -> None:
+        self._reallocate(decide=decide)
+
+    def events(self, state: ClusterState) -> list[Finished | Reached]:
+        """Simulated time: to the next completion, timer or wake-up (through the compiled
+        flow-completion loop where it applies)."""
+        step = None
+        if self._compiled_flow_events and len(state.a_rem):
+            stop_s = self._wake_horizon_s() if self._wakes else np.inf
+            if stop_s > state.now:
+                step = self._flow_events(stop_s)
+        if step is None:
+            step = self._advance()
+        finished, ends = step
+        now = state.now
+        return [Finished(now, ends, rows=finished), Reached(now)] if len(finished) else [
+            Reached(now)]
+
+    def wants_decision(self, state: ClusterState) -> bool:
+        return bool(self._wakes) and state.wake_due(self._wakes)
+
+    def on_timer(self, state: ClusterState) -> None:
+        pass
+
+    def on_done(self, state: ClusterState, done: Finished) -> None:
+        pass
 
     def _ttf_buffer(self, n: int) -> np.ndarray:
         """A reused buffer for the active flows' times to finish (length >= n)."""
@@ -236,7 +245,7 @@ class FluidSimulator:
             if not m.any():
                 continue  # nothing of the coflow active: its wake-up is never due
             size = st.tmpl_size[st.c_tmpl[cid]]
-            sent = size - st.a_rem[m].sum()
+            sent = st.coflow_sent_bytes([cid])[0]
             bound = st.cap[np.unique(st.path_links[st.a_pid[m], 0])].sum()  # bytes/s
             margin = (st.a_tol[m].sum() + m.sum() * st.cap[: st.L].max(initial=0.0) * EPS_T
                       + 1e-6 * (size + abs(thr)) + 1.0)
@@ -248,21 +257,16 @@ class FluidSimulator:
 
     # ------------------------------------------------------------------ policy
     def _next_wake(self) -> float:
+        """When the first requested byte wake-up is due at the current rates (inf if
+        none)."""
+        st = self.state
         best = np.inf
         for cid, thr in self._wakes:
-            m = self.state.a_cf == cid
-            r = self.state.a_rate[m].sum()
+            r = st.a_rate[st.a_cf == cid].sum()
             if r > 0:
-                sent = self.state.tmpl_size[self.state.c_tmpl[cid]] - self.state.a_rem[m].sum()
-                best = min(best, self.state.now + max(0.0, thr + 1.0 - sent) / r)
+                sent = st.coflow_sent_bytes([cid])[0]
+                best = min(best, st.now + max(0.0, thr + 1.0 - sent) / r)
         return best
-
-    def _wake_due(self) -> bool:
-        for cid, thr in self._wakes:
-            m = self.state.a_cf == cid
-            if m.any() and self.state.tmpl_size[self.state.c_tmpl[cid]] - self.state.a_rem[m].sum() > thr:
-                return True
-        return False
 
     def _reallocate(self, *, decide: bool = True) -> None:
         """New rates for the active flows: ask the policy (``decide``) or keep its last

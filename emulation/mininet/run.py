@@ -15,10 +15,12 @@ emulated seconds and say so in their names.
 Capture-derived records (``*_capture.csv``, see ``emulation/mininet/capture.py``) give
 the same completion times measured from the packets that crossed the switch.
 
-The driver (this process, root namespace) owns the authoritative ``ClusterState`` and
-its timers in wall-clock time; it tells sender agents to start flows when coflows are
-released and learns completions from them. Every event it applies is forwarded to the
-scheduler process, which pushes priority classes to the agents. If the scheduler dies
+This process (root namespace) owns the authoritative ``ClusterState`` and runs the one
+event loop (``emulation/loop.py``) in real time with the packet-level backend
+(``emulation/mininet/driver.py``): it tells sender agents to start flows when coflows
+are released and learns completions from them. Every event it applies is forwarded to the
+scheduler process, which pushes priority classes to the agents. Starting and stopping
+the processes is ``emulation/mininet/processes.py``. If the scheduler dies
 the run goes on in the default class and run.json says ``degraded: true`` (with
 ``degraded_reasons``), as it does when the capture dies or an injected fault (``Faults``)
 set a link down for a while; if an agent dies, a flow fails, or nothing progresses for
@@ -31,45 +33,35 @@ network, socket directory. A run killed outright (SIGKILL) takes its processes w
 from __future__ import annotations
 
 import json
-import os
-import selectors
-import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from emulation.ids import parse_coflow_id, parse_flow_id
-from emulation.lifetime import parent_death_setter
+from emulation.loop import Loop
 from emulation.mininet.capture import Capture, capture_records
+from emulation.mininet.driver import Driver, Faults, RunError, Watch
 from emulation.mininet.leftovers import SOCK_DIR_PREFIX, clear_dead
-from emulation.mininet.net import build_net, require_root
-from emulation.mininet.protocol import LineChannel
+from emulation.mininet.net import require_root
+from emulation.mininet.processes import Started, finish, start, teardown
 from emulation.records import (cluster_facts, file_sha256, git_sha, summary_stats, versions,
                                write_records)
 from emulation.scheduler.lower_bound import lower_bound
 from emulation.state import ClusterState
-from emulation.topology import TopologyConfig, build_topology
+from emulation.topology import Topology, TopologyConfig, build_topology
 from workloads import trace as trace_mod
 from workloads.config import to_dict
 from workloads.trace import CoflowSpec, Flow, Trace
 
-REPO = Path(__file__).resolve().parents[2]
-# The scheduler process runs ahead of the data path for the CPU (as root; a real coflow
-# scheduler has a machine of its own): on the 2 cores, agents moving bytes and the capture
-# otherwise delayed its class pushes (class latency p95 up to 23 ms in single runs).
-SCHEDULER_NICE = -10
-
-
-class RunError(RuntimeError):
-    """A packet-level run failed; the message is one line (host named if an agent died)."""
+__all__ = ["Faults", "RunError", "run_mininet", "scale_trace", "to_trace_time",
+           "class_latency", "EMULATED_COLUMNS"]
+STALL_TIMEOUT_S = 60.0  # wall seconds without any progress before a run is abandoned
 
 
 def scale_trace(trace: Trace, *, rate_scale: float, time_scale: float) -> Trace:
@@ -91,23 +83,6 @@ def scale_trace(trace: Trace, *, rate_scale: float, time_scale: float) -> Trace:
 
 def _on_signal(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
-
-
-@dataclass(frozen=True)
-class Faults:
-    """Faults injected into a run (robustness tests), times in emulated seconds from the
-    start of the trace: kill one host's agent, kill the capture (every tcpdump this run
-    started), or set one host's link down for a while."""
-
-    kill_agent: tuple[str, float] | None = None            # (host, after_s)
-    kill_capture_after_s: float | None = None
-    link_down: tuple[str, float, float] | None = None      # (host, at_s, for_s)
-
-
-STALL_TIMEOUT_S = 60.0  # wall seconds without any progress before a run is abandoned
-# How often the driver samples CLOCK_REALTIME - CLOCK_MONOTONIC (wall seconds): a step of
-# the realtime clock then blurs the capture's times only inside one such interval.
-CLOCK_SAMPLE_S = 0.02
 
 
 def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfig, policy: str,
@@ -141,108 +116,76 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
     state = ClusterState(scaled, topo, release_at_zero=release_at_zero)
     for line in clear_dead():
         print(f"note: cleared what an interrupted packet-level run left: {line}", file=sys.stderr)
-    sock_dir = tempfile.mkdtemp(prefix=SOCK_DIR_PREFIX)
+    watch = Watch(stall_timeout_s=stall_timeout_s, faults=faults or Faults(),
+                  kill_scheduler_after_s=kill_scheduler_after_s)
+    result, started = _emulate(state, topo, out, priority_classes=priority_classes,
+                               capture=capture, watch=watch)
+    rec = state.records({"sim_wall_s": time.perf_counter() - wall0})
+    stages, coflows, flows = to_trace_time(rec, state, trace, time_scale=time_scale)
+    run = _run_json(state, trace, result, out, (stages, coflows, flows), policy=policy,
+                    trace_path=trace_path, topo_cfg=topo_cfg, topo_scaled_cfg=topo_scaled_cfg,
+                    priority_classes=priority_classes, rate_scale=rate_scale,
+                    time_scale=time_scale, release_at_zero=release_at_zero, extra=extra)
+    if started.cap:
+        t_cap = time.perf_counter()
+        run["capture"] = _check_capture(started.cap, result["flows"], started.en.ips)
+        run.update(capture_records(
+            started.cap, out, scaled=scaled, compiled=state.compiled,
+            sizes=state.flow_sizes(trace), clock=result["clock"], t0=result["t0"],
+            time_scale=time_scale, num_classes=priority_classes, reported_stages=stages,
+            release_at_zero=release_at_zero,
+            job_start_s=state.job_start_s if trace.cluster is not None else None))
+        run["capture_analysis_wall_s"] = time.perf_counter() - t_cap  # read + records + isolation
+    else:
+        run["capture"] = {"enabled": False}
+    trials, decisions = _cluster_records(state, trace, rec, topo_cfg, run,
+                                         time_scale=time_scale, release_at_zero=release_at_zero)
+    run["wall_s"] = time.perf_counter() - wall0
+    return write_records(out, stages=stages, coflows=coflows, flows=flows, run=run,
+                         extra_columns=EMULATED_COLUMNS, trials=trials, decisions=decisions)
+
+
+def _emulate(state: ClusterState, topo: Topology, out: Path, *, priority_classes: int,
+             capture: bool, watch: Watch) -> tuple[dict[str, Any], Started]:
+    """Start the run's processes, run the loop in real time, stop them (on every exit
+    path, signals included); the driver's result with the agents' class times
+    (``applied``) and whether they lost the scheduler (``lost``)."""
+    started = Started(tempfile.mkdtemp(prefix=SOCK_DIR_PREFIX))
     old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    en = cap = sched = drv = None
-    agents: dict[str, Any] = {}
-    files: list[Any] = []  # log files handed to child processes
-    chans: dict[str, LineChannel] = {}
     try:
-        en = build_net(topo, num_classes=priority_classes, dirs=(sock_dir,))
-        ip_of = en.ips
-        ports = en.receiver_ports()
-        if capture:
-            (out / "capture_ports.json").write_text(json.dumps(ports))  # iface -> receiver ip
-            cap = Capture(out, ports)
-        drv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        drv.bind(os.path.join(sock_dir, "driver.sock"))
-        drv.listen(len(topo.hosts) + 4)
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        die_with_run = parent_death_setter()
-        sched = subprocess.Popen([sys.executable, "-m", "emulation.mininet.scheduler_proc",
-                                  "--run-dir", str(out), "--sock-dir", sock_dir],
-                                 cwd=REPO, env=env, stderr=_log_file(files, out / "scheduler.log"),
-                                 preexec_fn=lambda: (os.nice(SCHEDULER_NICE), die_with_run()))
-        # the scheduler binds its socket after its warm-up (numba kernels: seconds when cold)
-        _wait_for(lambda: os.path.exists(os.path.join(sock_dir, "sched.sock")), 120,
-                  "the scheduler process did not start (see scheduler.log)", sched)
-        sch = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sch.connect(os.path.join(sock_dir, "sched.sock"))
-        sched_ch = LineChannel(sch)
-        sched_ch.send({"op": "hello", "role": "driver"})
-        logs = out / "agents"
-        logs.mkdir(exist_ok=True)
-        for h in topo.hosts:
-            agents[h] = en.host(h).popen(
-                [sys.executable, "-m", "emulation.mininet.agent", "--host", h, "--sock-dir", sock_dir],
-                cwd=str(REPO), env=env, stdout=_log_file(files, logs / f"{h}.out"),
-                stderr=subprocess.STDOUT)
-        drv.settimeout(30)
-        for _ in topo.hosts:
-            try:
-                conn, _ = drv.accept()
-                conn.settimeout(30)
-                ch = LineChannel(conn)
-                host, is_ready = None, False
-                while not is_ready:
-                    for msg in ch.recv_ready():
-                        host = msg.get("host", host)
-                        is_ready = is_ready or msg["op"] == "ready"
-            except (OSError, EOFError):
-                dead = [h for h, p in agents.items() if p.poll() is not None]
-                raise RunError(f"agent on host {dead[0] if dead else '?'} did not start "
-                               f"(see agents/)") from None
-            chans[host] = ch
-        time.sleep(0.2)  # let agents connect to the scheduler
-        result = _drive(state, chans, agents, sched, sched_ch, ip_of,
-                        kill_scheduler_after_s=kill_scheduler_after_s, faults=faults or Faults(),
-                        cap=cap, net=en, stall_timeout_s=stall_timeout_s)
-        for ch in chans.values():
-            ch.sock.settimeout(10)
-            ch.send({"op": "exit"})
-        applied: dict[str, dict[int, float]] = {}  # host -> cid -> class first set
-        lost = False
-        for h, ch in chans.items():
-            for _ in range(100):
-                msgs = ch.recv_ready()
-                bye = [m for m in msgs if m["op"] == "bye"]
-                if bye:
-                    applied[h] = {int(k): v for k, v in bye[0]["applied"].items()}
-                    lost |= bye[0]["scheduler_lost"]
-                    break
-        try:
-            sched_ch.send({"op": "exit"})
-        except OSError:
-            pass
+        driver = Driver(start(started, topo, out, priority_classes=priority_classes,
+                              capture=capture), watch)
+        Loop(state, driver).run()
+        result = driver.result()
+        result["applied"], result["lost"] = finish(started)
     finally:
         for s in old:  # a second Ctrl-C must not cut the teardown short
             signal.signal(s, signal.SIG_IGN)
         try:
-            _teardown(agents, sched, cap, en, sock_dir)
-            for f in [*files, drv, *(c.sock for c in chans.values())]:
-                if f is not None:
-                    f.close()
+            teardown(started)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-    # ---------------------------------------------------------------- records
-    t0 = result["t0"]
-    flows_log = result["flows"]
-    rec = state.records({"sim_wall_s": time.perf_counter() - wall0})
-    stages, coflows, flows = to_trace_time(rec, state, trace, time_scale=time_scale)
+    return result, started
+
+
+def _run_json(state: ClusterState, trace: Trace, result: dict[str, Any], out: Path,
+              records: tuple[list[dict], list[dict], dict[str, Any]], *, policy: str,
+              trace_path: str | Path, topo_cfg: TopologyConfig,
+              topo_scaled_cfg: TopologyConfig, priority_classes: int, rate_scale: float,
+              time_scale: float, release_at_zero: bool,
+              extra: dict[str, Any] | None) -> dict[str, Any]:
+    """run.json of a packet-level run before its capture's and cluster's fields, from
+    its records in trace time (stages, coflows, flows)."""
+    stages, coflows, flows = records
     stats_em = summary_stats(np.array([s["sct_emulated_s"] for s in stages]))
     stats = summary_stats(np.array([s["sct_s"] for s in stages]))
     cct = np.array([c["cct_s"] for c in coflows])
-    sched_info = {}
-    for partial in out.glob(".scheduler.json-*"):  # a scheduler stopped while it wrote
-        partial.unlink()
-    if (out / "scheduler.json").exists():
-        sched_info = json.loads((out / "scheduler.json").read_text())
+    sched_info = _scheduler_info(out)
     reasons = list(result["reasons"])
-    if lost and not any("scheduler" in r for r in reasons):
+    if result["lost"] and not any("scheduler" in r for r in reasons):
         reasons.append("agents lost the scheduler process")
-    degraded = result["degraded"] or lost or bool(reasons)
-    run = {
+    return {
         "backend": "mininet", "policy": policy, "seed": trace.seed,
         "trace_path": str(trace_path), "trace_sha256": file_sha256(trace_path),
         "num_priority_classes": priority_classes, "release_at_zero": release_at_zero,
@@ -255,32 +198,25 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         "scale": {"rate_scale": rate_scale, "time_scale": time_scale,
                   "size_scale": rate_scale * time_scale},
         "topology": {**to_dict(topo_scaled_cfg), "unscaled_link_rate_bps": topo_cfg.link_rate_bps},
-        "degraded": bool(degraded),
+        "degraded": bool(result["degraded"] or result["lost"] or reasons),
         "degraded_reasons": reasons,
-        "flow_errors": sum(1 for f in flows_log.values() if f.get("error")),
-        "class_latency_emulated_s": class_latency(state, flows_log, applied, t0),
+        "flow_errors": sum(1 for f in result["flows"].values() if f.get("error")),
+        "class_latency_emulated_s": class_latency(state, result["flows"], result["applied"],
+                                                  result["t0"]),
         "scheduler_decisions": sched_info.get("decisions"),
         "scheduler_warm_up_s": sched_info.get("warm_up_s"),
         "versions": versions(), "git_sha": git_sha(),
         **(extra or {}),
     }
-    if cap:
-        t_cap = time.perf_counter()
-        run["capture"] = _check_capture(cap, flows_log, ip_of)
-        run.update(capture_records(
-            cap, out, scaled=scaled, compiled=state.compiled, sizes=state.flow_sizes(trace),
-            clock=result["clock"], t0=t0, time_scale=time_scale,
-            num_classes=priority_classes, reported_stages=stages,
-            release_at_zero=release_at_zero,
-            job_start_s=state.job_start_s if trace.cluster is not None else None))
-        run["capture_analysis_wall_s"] = time.perf_counter() - t_cap  # read + records + isolation
-    else:
-        run["capture"] = {"enabled": False}
-    trials, decisions = _cluster_records(state, trace, rec, topo_cfg, run,
-                                         time_scale=time_scale, release_at_zero=release_at_zero)
-    run["wall_s"] = time.perf_counter() - wall0
-    return write_records(out, stages=stages, coflows=coflows, flows=flows, run=run,
-                         extra_columns=EMULATED_COLUMNS, trials=trials, decisions=decisions)
+
+
+def _scheduler_info(out: Path) -> dict[str, Any]:
+    """The scheduler process's scheduler.json ({} if it wrote none)."""
+    for partial in out.glob(".scheduler.json-*"):  # a scheduler stopped while it wrote
+        partial.unlink()
+    if (out / "scheduler.json").exists():
+        return json.loads((out / "scheduler.json").read_text())
+    return {}
 
 
 def _cluster_records(state: ClusterState, trace: Trace, rec, topo_cfg: TopologyConfig,
@@ -369,190 +305,6 @@ def class_latency(state: ClusterState, flows_log: dict[int, dict], applied: dict
             "coflows": len(a), "coflows_without_push": missing}
 
 
-def _log_file(files: list, path: Path):
-    f = open(path, "w")
-    files.append(f)
-    return f
-
-
-def _wait_for(cond, timeout_s: float, why: str, proc=None) -> None:
-    end = time.time() + timeout_s
-    while not cond():
-        if time.time() > end or (proc is not None and proc.poll() is not None):
-            raise RunError(why)
-        time.sleep(0.02)
-
-
-def _drive(state: ClusterState, chans, agents, sched, sched_ch, ip_of, *,
-           kill_scheduler_after_s, faults: Faults, cap, net, stall_timeout_s: float
-           ) -> dict[str, Any]:
-    """Real-time loop: timers, agent reports, forwarding to the scheduler; injected faults
-    and the watchdogs (agents, scheduler, capture, no progress)."""
-    sel = selectors.DefaultSelector()
-    host_of = {}
-    for h, ch in chans.items():
-        ch.sock.setblocking(True)
-        ch.sock.settimeout(None)
-        sel.register(ch.sock, selectors.EVENT_READ, h)
-        host_of[h] = ch
-    flows: dict[int, dict] = {}
-    pending: list[tuple[float, int, float]] = []  # (end, key, start)
-    progress: dict[str, int] = {}
-    degraded = False
-    reasons: list[str] = []
-    injected: set[str] = set()
-    cap_dead: set[str] = set()
-    sched_alive = True
-    released = 0
-    t0 = time.monotonic()
-    last_activity = t0
-    sent_seen: dict[str, int] = {}  # flow key -> bytes sent, as last reported
-    clock = [_clock_offset()]  # (monotonic, realtime - monotonic), every CLOCK_SAMPLE_S
-
-    def forward(msg):
-        nonlocal sched_alive, degraded
-        if not sched_alive:
-            return
-        try:
-            sched_ch.send(msg)
-        except OSError:
-            sched_alive, degraded = False, True
-
-    def release_new():
-        nonlocal released
-        while released < len(state.c_job):
-            cid = released
-            t = state.c_tmpl[cid]
-            for tf in range(int(state.t_f0[t]), int(state.t_f1[t])):
-                src, dst = state.tf_src[tf], state.tf_dst[tf]
-                key = (cid << 32) | tf
-                host_of[src].send({"op": "send", "key": key, "cid": cid, "dst_ip": ip_of[dst],
-                                   "size": int(state.tf_size[tf])})
-            released += 1
-
-    if state.fire_timers():
-        forward({"op": "timer", "t": 0.0})
-    release_new()
-    forward({"op": "decide"})
-    while state.busy():
-        nxt = state.next_timer_s()
-        wait = 0.05 if not np.isfinite(nxt) else min(0.05, max(0.0, t0 + nxt - time.monotonic()))
-        for key, _ in sel.select(timeout=wait):
-            h = key.data
-            try:
-                msgs = host_of[h].recv_ready()
-            except EOFError:
-                raise RunError(f"agent on host {h} died (see agents/{h}.out)") from None
-            for m in msgs:
-                if m["op"] == "done":
-                    if m.get("error"):
-                        raise RunError(f"flow {m['key']} from host {h} failed: {m['error']}")
-                    flows[m["key"]] = {**m, "src_host": h}
-                    pending.append((m["t_end"] - t0, m["key"], m["t_start"] - t0))
-                    last_activity = time.monotonic()
-                elif m["op"] == "progress":
-                    # agents report every 0.1 s while they have flows: only bytes that
-                    # moved count as progress for the watchdog
-                    if any(v > sent_seen.get(k, -1) for k, v in m["sent"].items()):
-                        last_activity = time.monotonic()
-                        sent_seen.update(m["sent"])
-                    progress.update(m["sent"])
-                elif m["op"] == "scheduler_lost":
-                    degraded = True
-        if time.monotonic() - clock[-1][0] >= CLOCK_SAMPLE_S:
-            clock.append(_clock_offset())
-        elapsed = time.monotonic() - t0
-        _inject(faults, elapsed, injected, reasons, agents, cap, net)
-        for h, p in agents.items():
-            if p.poll() is not None:
-                raise RunError(f"agent on host {h} exited with status {p.returncode} "
-                               f"(see agents/{h}.out)")
-        if cap is not None:
-            for iface, p in cap.procs.items():
-                if iface not in cap_dead and p.poll() is not None:
-                    cap_dead.add(iface)
-                    degraded = True
-                    reasons.append(f"capture on {iface} exited during the run")
-        if time.monotonic() - last_activity > stall_timeout_s:
-            raise RunError(f"no progress for {stall_timeout_s:g} s at trace time "
-                           f"{state.now:.2f} s (a link or a host may be down)")
-        if sched_alive and sched.poll() is not None:
-            sched_alive, degraded = False, True
-            reasons.append(f"scheduler process exited with status {sched.returncode}")
-        if (kill_scheduler_after_s is not None and sched_alive
-                and time.monotonic() - t0 > kill_scheduler_after_s):
-            sched.kill()
-            sched.wait()
-            sched_alive, degraded = False, True
-            reasons.append("scheduler process killed")
-        now = time.monotonic() - t0
-        pending.sort()
-        changed = False
-        if progress:
-            forward({"op": "progress", "sent": progress})
-            progress = {}
-        while True:
-            t_timer = state.next_timer_s()
-            t_done = pending[0][0] if pending else np.inf
-            if t_timer <= t_done and t_timer <= now:
-                state.advance_clock(t_timer)
-                state.fire_timers()
-                forward({"op": "timer", "t": state.now})
-            elif t_done <= now and pending:
-                end, key, start = pending.pop(0)
-                mask = state.active_flow_keys() == key
-                state.advance_clock(end)
-                state.complete_flows(mask, np.array([state.now]), np.array([start]))
-                forward({"op": "done", "key": key, "t": state.now})
-            else:
-                break
-            changed = True
-        if changed:
-            last_activity = time.monotonic()
-            release_new()
-            forward({"op": "decide"})
-    clock.append(_clock_offset())
-    return {"t0": t0, "flows": flows, "degraded": degraded, "clock": clock, "reasons": reasons}
-
-
-def _inject(faults: Faults, elapsed_s: float, done: set[str], reasons: list[str], agents,
-            cap, net) -> None:
-    """Apply the faults due at ``elapsed_s`` (emulated s since t0), each once; only to
-    processes and links this run created."""
-    if faults.kill_agent and "agent" not in done and elapsed_s >= faults.kill_agent[1]:
-        done.add("agent")
-        agents[faults.kill_agent[0]].kill()
-    if (faults.kill_capture_after_s is not None and cap is not None and "capture" not in done
-            and elapsed_s >= faults.kill_capture_after_s):
-        done.add("capture")
-        for p in cap.procs.values():
-            if p.poll() is None:
-                p.kill()
-    if faults.link_down and net is not None:
-        host, at_s, for_s = faults.link_down
-        intf = net.host(host).intfList()[0]
-        if "down" not in done and elapsed_s >= at_s:
-            done.add("down")
-            net.host(host).cmd(f"ip link set {intf.name} down")
-            reasons.append(f"link of {host} set down at {at_s:g} s for {for_s:g} s")
-        if "down" in done and "up" not in done and elapsed_s >= at_s + for_s:
-            done.add("up")
-            net.host(host).cmd(f"ip link set {intf.name} up")
-
-
-def _clock_offset() -> tuple[float, float]:
-    """(monotonic now, CLOCK_REALTIME - CLOCK_MONOTONIC): maps pcap times (realtime) onto
-    the driver's clock; the tightest of a few samples."""
-    best = None
-    for _ in range(5):
-        a = time.monotonic()
-        r = time.time()
-        b = time.monotonic()
-        if best is None or b - a < best[0]:
-            best = (b - a, (a + b) / 2, r - (a + b) / 2)
-    return best[1], best[2]
-
-
 def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, str]
                    ) -> dict[str, Any]:
     """Compare captured payload per connection with what the agents sent."""
@@ -585,28 +337,3 @@ def _check_capture(cap: Capture, flows_log: dict[int, dict], ip_of: dict[str, st
             "captured_bytes": captured_total,
             "captured_fraction": captured_total / sent_total if sent_total else None,
             "kernel_drops": sum(cap.drops.values())}
-
-
-def _teardown(agents, sched, cap, en, sock_dir) -> None:
-    """Stop everything this run started; never touches processes or links it did not create."""
-    for p in agents.values():
-        if p.poll() is None:
-            p.terminate()
-    for p in agents.values():
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-    if sched is not None and sched.poll() is None:
-        sched.terminate()
-        try:
-            sched.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sched.kill()
-            sched.wait()
-    if cap is not None:
-        cap.stop()
-    if en is not None:
-        en.stop()
-    shutil.rmtree(sock_dir, ignore_errors=True)

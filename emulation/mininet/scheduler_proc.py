@@ -27,12 +27,14 @@ import selectors
 import socket
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from emulation.mininet.protocol import LineChannel
 from emulation.fluid import allocation
+from emulation.loop import Finished, Loop, Reached
+from emulation.mininet.protocol import LineChannel
 from emulation.mininet.agent import UNPACED
 from emulation.mininet.qos import class_of_tos, queue_safe_classes, tos_for_class
 from emulation.scheduler import make_policy
@@ -47,7 +49,7 @@ from workloads.config import build
 MIN_PACED_SHARE = 0.05
 
 
-def decide(state: ClusterState, policy, K: int, agents: list[LineChannel],
+def decide_and_push(state: ClusterState, policy, K: int, agents: list[LineChannel],
            pushed: dict[int, int], first_push: dict[int, float],
            paced: dict[int, int] | None = None) -> list[tuple[int, float]]:
     """Ask the policy, push changed classes (and, for a MADD policy, ``paced``: changed
@@ -102,15 +104,6 @@ def madd_pacing(state: ClusterState, cids: np.ndarray, order: np.ndarray) -> dic
     return dict(zip(state.active_flow_keys().tolist(), paced.astype(np.int64).tolist()))
 
 
-def _wake_due(state: ClusterState, wakes: list[tuple[int, float]]) -> bool:
-    """True once a coflow the policy watches has sent more than its threshold (FIFO-LM)."""
-    for cid, thr in wakes:
-        m = state.a_cf == cid
-        if m.any() and state.tmpl_size[state.c_tmpl[cid]] - state.a_rem[m].sum() > thr:
-            return True
-    return False
-
-
 def should_decide(*, asked: bool, wake_due: bool, per_flow: bool, active: frozenset,
                   decided_for: frozenset | None) -> bool:
     """Whether to ask the policy now: a due byte wake-up always; a driver's ``decide``
@@ -144,6 +137,115 @@ def warm_up(trace, topo, cfg: dict) -> None:
         st.complete_flows(np.array([0]), np.array([st.now]))
 
 
+class Shadow:
+    """The shadow state's backend of the one event loop (``emulation/loop.py``): its clock
+    follows the times the driver reports; its events are the driver's, replayed in order
+    (``timer``: the clock reached t; ``done``: a flow finished at t; ``progress``: bytes
+    sent, kept in the state); a decision is the policy asked (``should_decide``) and the
+    changed classes pushed to the agents."""
+
+    def __init__(self, srv: socket.socket, policy, *, num_classes: int):
+        self.srv, self.policy, self.K = srv, policy, num_classes
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(srv, selectors.EVENT_READ, None)
+        self.agents: list[LineChannel] = []
+        self.pushed: dict[int, int] = {}
+        self.first_push: dict[int, float] = {}
+        self.decisions = 0
+        self.wakes: list[tuple[int, float]] = []
+        self.per_flow = policy.default_realloc == "flow"
+        # a MADD policy (Varys) sets every flow's rate: agents pace their sockets at it
+        self.paced: dict[int, int] | None = {} if policy.allocation == "madd" else None
+        self.decided_for: frozenset[int] | None = None  # active coflows at the last decision
+        self.asked = self.wake_due = False
+        self.driver_seen = False
+        self.live = True
+        self.ready: list = []  # channels with messages not yet read
+
+    def running(self, state: ClusterState) -> bool:
+        return self.live
+
+    def allocate(self, state: ClusterState, *, decide: bool) -> None:
+        """One decision per batch of replayed events, on the latest state, if
+        ``should_decide`` says so."""
+        active = frozenset(state.active_coflows)
+        if should_decide(asked=self.asked, wake_due=self.wake_due, per_flow=self.per_flow,
+                         active=active, decided_for=self.decided_for):
+            self.wakes = decide_and_push(state, self.policy, self.K, self.agents, self.pushed,
+                                         self.first_push, self.paced)
+            self.decided_for = active
+            self.decisions += 1
+        self.asked = self.wake_due = False
+
+    def wants_decision(self, state: ClusterState) -> bool:
+        return self.asked or self.wake_due
+
+    def on_timer(self, state: ClusterState) -> None:
+        pass
+
+    def on_done(self, state: ClusterState, done: Finished) -> None:
+        pass
+
+    def events(self, state: ClusterState) -> Iterator[Finished | Reached]:
+        """The events of the next batch of messages from one connection."""
+        if not self.ready:
+            self.ready = [key.data for key, _ in self.sel.select(timeout=1.0)]
+            if not self.ready:
+                return
+        ch = self.ready.pop(0)
+        if ch is None:
+            conn, _ = self.srv.accept()
+            self.sel.register(conn, selectors.EVENT_READ, LineChannel(conn))
+            return
+        try:
+            msgs = ch.recv_ready()
+        except (EOFError, OSError):
+            self._closed(ch)
+            return
+        for msg in msgs:
+            yield from self._replay(state, ch, msg)
+
+    def _replay(self, state: ClusterState, ch: LineChannel, msg: dict) -> Iterator:
+        op = msg["op"]
+        if op == "hello":
+            self._hello(ch, msg)
+        elif op == "timer":
+            yield Reached(msg["t"])
+        elif op == "done":
+            yield Finished(msg["t"], keys=np.array([msg["key"]]), ends_s=np.array([msg["t"]]))
+        elif op == "progress":
+            keys = state.active_flow_keys()
+            pos = {int(k): i for i, k in enumerate(keys)}
+            known = [(pos[int(k)], sent) for k, sent in msg["sent"].items() if int(k) in pos]
+            if known:
+                rows, sent = zip(*known)
+                state.record_progress(np.array(rows), np.array(sent, dtype=float))
+            self.wake_due |= state.wake_due(self.wakes)
+        elif op == "decide":
+            self.asked = True
+        elif op == "exit":
+            self.live = False
+
+    def _hello(self, ch: LineChannel, msg: dict) -> None:
+        if "host" not in msg:
+            self.driver_seen = True
+            return
+        self.agents.append(ch)
+        if self.pushed:
+            ch.send({"op": "classes", "tos": {str(c): t for c, t in self.pushed.items()},
+                     "t": time.monotonic()})
+
+    def _closed(self, ch: LineChannel) -> None:
+        """A connection closed: an agent is forgotten; the driver leaving ends the run."""
+        self.sel.unregister(ch.sock)
+        if ch in self.agents:
+            self.agents.remove(ch)
+        elif self.driver_seen:
+            self.live = False
+        ch.close()
+        self.ready = [c for c in self.ready if c is not ch]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--run-dir", required=True)
@@ -156,7 +258,6 @@ def main() -> int:
     state = ClusterState(trace, topo, release_at_zero=cfg["release_at_zero"])
     policy = make_policy(cfg["policy"])
     policy.prepare(coflow_sizes_bytes=state.coflow_sizes_bytes())
-    K = cfg["priority_classes"]
     t_warm = time.perf_counter()
     warm_up(trace, topo, cfg)
     warm_up_s = time.perf_counter() - t_warm
@@ -165,85 +266,16 @@ def main() -> int:
     srv.bind(path + ".tmp")
     srv.listen(64)  # listening before the path appears: the driver connects once it sees it
     os.replace(path + ".tmp", path)
-    sel = selectors.DefaultSelector()
-    sel.register(srv, selectors.EVENT_READ, None)
-    agents: list[LineChannel] = []
-    pushed: dict[int, int] = {}
-    first_push: dict[int, float] = {}
-    decisions = 0
-    wakes: list[tuple[int, float]] = []
-    per_flow = policy.default_realloc == "flow"
-    # a MADD policy (Varys) sets every flow's rate: agents pace their sockets at it
-    paced: dict[int, int] | None = {} if policy.allocation == "madd" else None
-    decided_for: frozenset[int] | None = None  # active coflows at the last decision
-    driver_seen = False
-    running = True
-    while running:
-        for key, _ in sel.select(timeout=1.0):
-            if key.data is None:
-                conn, _ = srv.accept()
-                sel.register(conn, selectors.EVENT_READ, LineChannel(conn))
-                continue
-            ch: LineChannel = key.data
-            try:
-                msgs = ch.recv_ready()
-            except (EOFError, OSError):
-                sel.unregister(ch.sock)
-                if ch in agents:
-                    agents.remove(ch)
-                    ch.close()
-                    continue
-                running = not driver_seen
-                ch.close()
-                continue
-            need_decide = wake_due = False
-            for msg in msgs:
-                op = msg["op"]
-                if op == "hello":
-                    if "host" in msg:
-                        agents.append(ch)
-                        if pushed:
-                            ch.send({"op": "classes", "tos": {str(c): t for c, t in pushed.items()},
-                                     "t": time.monotonic()})
-                    else:
-                        driver_seen = True
-                elif op == "timer":
-                    state.advance_clock(msg["t"])
-                    state.fire_timers()
-                elif op == "done":
-                    keys = state.active_flow_keys()
-                    mask = keys == msg["key"]
-                    if mask.any():
-                        state.advance_clock(msg["t"])
-                        state.complete_flows(mask, np.array([msg["t"]]))
-                elif op == "progress":
-                    keys = state.active_flow_keys()
-                    pos = {int(k): i for i, k in enumerate(keys)}
-                    known = [(pos[int(k)], sent) for k, sent in msg["sent"].items()
-                             if int(k) in pos]
-                    if known:
-                        rows, sent = zip(*known)
-                        state.record_progress(np.array(rows), np.array(sent, dtype=float))
-                    wake_due |= _wake_due(state, wakes)
-                elif op == "decide":
-                    need_decide = True
-                elif op == "exit":
-                    running = False
-            active = frozenset(state.active_coflows)
-            if should_decide(asked=need_decide, wake_due=wake_due, per_flow=per_flow,
-                             active=active, decided_for=decided_for):
-                # one decision per batch of replayed events, on the latest state
-                wakes = decide(state, policy, K, agents, pushed, first_push, paced)
-                decided_for = active
-                decisions += 1
+    shadow = Shadow(srv, policy, num_classes=cfg["priority_classes"])
+    Loop(state, shadow).run()
     # whole or not at all: the driver may stop this process while it writes
     tmp = run_dir / f".scheduler.json-{os.getpid()}"
     tmp.write_text(json.dumps(
-        {"decisions": decisions, "warm_up_s": warm_up_s,
-         "paced_flows": None if paced is None else len(paced),
-         "first_push_monotonic": {str(k): v for k, v in first_push.items()}}))
+        {"decisions": shadow.decisions, "warm_up_s": warm_up_s,
+         "paced_flows": None if shadow.paced is None else len(shadow.paced),
+         "first_push_monotonic": {str(k): v for k, v in shadow.first_push.items()}}))
     os.replace(tmp, run_dir / "scheduler.json")
-    for a in agents:
+    for a in shadow.agents:
         a.close()
     srv.close()
     try:
