@@ -24,8 +24,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
-
 import numpy as np
 
 from emulation.state import EPS_T, ClusterState
@@ -53,23 +51,28 @@ class Reached:
     t_s: float
 
 
-class Backend(Protocol):
-    """What a backend supplies to the loop."""
+class Backend:
+    """What a backend supplies to the loop (subclasses override ``allocate`` and
+    ``events``; the rest have defaults)."""
 
     def running(self, state: ClusterState) -> bool:
-        """Whether the loop goes on (the fluid and packet backends: ``state.busy()``)."""
+        """Whether the loop goes on: while timers are pending or flows active."""
+        return state.busy()
 
     def allocate(self, state: ClusterState, *, decide: bool) -> None:
         """Apply the policy's decision (``decide``) or recompute the rates under its last
         one."""
+        raise NotImplementedError
 
     def events(self, state: ClusterState) -> Iterable[Finished | Reached]:
         """Move the clock to the next moment something happens; what happened, in time
         order."""
+        raise NotImplementedError
 
     def wants_decision(self, state: ClusterState) -> bool:
         """Whether the policy must be asked although no timer fired (a byte wake-up is
         due, a decision was requested)."""
+        return False
 
     def on_timer(self, state: ClusterState) -> None:
         """Timers fired at ``state.now``."""

@@ -6,11 +6,13 @@ records (``Records``, ``FlowColumns``).
 coflow releases, job and stage completions; for a trace with a cluster, which waiting
 trials the cluster scheduler starts, ``emulation/admission.py``, and the coflows their
 placements give them, ``workloads/cluster.py``) and keeps those timers on its own heap with
-a counter for deterministic ties. A backend moves time: the fluid engine by computing
-rates, the Mininet driver by wall-clock and the agents' reports. Either calls
-``complete_flows`` for flows that finished, then ``fire_timers`` up to now. The Mininet
-scheduler process keeps a shadow ``ClusterState`` fed with the same calls, so the same
-policy sees the same kind of view (``emulation/view.py``) in both backends.
+a counter for deterministic ties. The one event loop (``emulation/loop.py``) changes it
+in every backend: a backend moves time (the fluid engine by computing rates, the Mininet
+driver by wall-clock and the agents' reports), the loop hands over the flows that
+finished (``complete_flows``) and fires the timers due (``fire_timers``). The Mininet
+scheduler process runs the same loop on a shadow ``ClusterState`` fed with the driver's
+events, so the same policy sees the same kind of view (``emulation/view.py``) in both
+backends.
 """
 from __future__ import annotations
 

@@ -51,9 +51,10 @@ from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler.lower_bound_cache import lower_bound_cache_dir
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
-from runner.cli_config import (EXPERIMENT_DEFAULTS, TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS,
-                               merged_topology, parse_given, read_config, topology_config)
-from runner.config import ExperimentSection, check_topology_hosts
+from schema.cli import (EXPERIMENT_DEFAULTS, TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topology,
+                        parse_given, read_config, topology_config)
+from schema.experiment import ExperimentSection
+from schema.point import check_topology_hosts
 from workloads import coflow_benchmark
 from workloads.config import ConfigError
 from workloads.trace import TraceError

@@ -53,7 +53,7 @@ import numpy as np
 from emulation.fluid import allocation_kernels, event_kernels
 from emulation.fluid.allocation import link_index, link_usage
 from emulation.fluid.packet_model import PacketCosts
-from emulation.loop import Finished, Loop, Reached
+from emulation.loop import Backend, Finished, Loop, Reached
 from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes
 from emulation.state import EPS_T, ClusterState, Records
 from emulation.topology import Topology, with_rates_scaled
@@ -73,7 +73,7 @@ def _declares_same_decision(policy: Policy) -> bool:
     return False
 
 
-class FluidSimulator:
+class FluidSimulator(Backend):
     """Simulate ``trace`` on ``topology`` under ``policy``; call ``run()`` once."""
 
     def __init__(self, trace: Trace, topology: Topology, policy: Policy, *,
@@ -136,9 +136,6 @@ class FluidSimulator:
         return st.records({"num_decisions": self.num_decisions, "sim_wall_s": self.wall_s})
 
     # ------------------------------------------------------------------ the loop's backend
-    def running(self, state: ClusterState) -> bool:
-        return state.busy()
-
     def allocate(self, state: ClusterState, *, decide: bool) -> None:
         self._reallocate(decide=decide)
 
@@ -159,12 +156,6 @@ class FluidSimulator:
 
     def wants_decision(self, state: ClusterState) -> bool:
         return bool(self._wakes) and state.wake_due(self._wakes)
-
-    def on_timer(self, state: ClusterState) -> None:
-        pass
-
-    def on_done(self, state: ClusterState, done: Finished) -> None:
-        pass
 
     def _ttf_buffer(self, n: int) -> np.ndarray:
         """A reused buffer for the active flows' times to finish (length >= n)."""

@@ -28,10 +28,10 @@ from emulation.mininet.net import require_root, unbuildable
 from emulation.mininet.run import RunError, run_mininet
 from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args
-from runner.cli_config import EXPERIMENT_DEFAULTS as SUITE_DEFAULTS
-from runner.cli_config import (TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topology, parse_given,
-                               read_config, topology_config)
-from runner.config import ExperimentSection
+from schema.cli import EXPERIMENT_DEFAULTS as SUITE_DEFAULTS
+from schema.cli import (TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topology, parse_given,
+                        read_config, topology_config)
+from schema.experiment import ExperimentSection
 from workloads import coflow_benchmark
 from workloads.config import ConfigError, build
 from workloads.trace import TraceError

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from emulation.loop import Finished, Reached, RealTimeClock
+from emulation.loop import Backend, Finished, Reached, RealTimeClock
 from emulation.mininet.protocol import LineChannel
 from emulation.state import ClusterState
 
@@ -82,7 +82,7 @@ def clock_offset() -> tuple[float, float]:
     return best[1], best[2]
 
 
-class Driver:
+class Driver(Backend):
     """Drive one packet-level run in real time as the loop's backend; ``result()`` after
     the loop: the trace's start (monotonic), the agents' flow reports by key, whether the
     run is degraded and why, the clock samples."""
@@ -115,9 +115,6 @@ class Driver:
                 "reasons": self.reasons}
 
     # ------------------------------------------------------------------ the loop's backend
-    def running(self, state: ClusterState) -> bool:
-        return state.busy()
-
     def allocate(self, state: ClusterState, *, decide: bool) -> None:
         """Hand released coflows' flows to their agents and ask the scheduler process to
         decide (it applies the policy's own reallocation rule)."""
@@ -138,9 +135,6 @@ class Driver:
             end, key, start = self.pending.pop(0)
             yield Finished(end, keys=np.array([key]), starts_s=np.array([start]))
         yield Reached(now)
-
-    def wants_decision(self, state: ClusterState) -> bool:
-        return False
 
     def on_timer(self, state: ClusterState) -> None:
         self.last_activity = time.monotonic()

@@ -3,8 +3,9 @@
 It listens on ``<sock_dir>/sched.sock``. Agents connect and receive class pushes; the
 driver connects and streams, in order, the events it applied to its own ``ClusterState``:
 ``timer`` (fire timers at t), ``done`` (flow key finished at t), ``progress`` (bytes sent
-per active flow), then ``decide``. The shadow state replays them, so coflow ids and the
-view match the driver's; on ``decide`` the policy orders the active coflows, the order
+per active flow), then ``decide``. The shadow state replays them through the one event
+loop (``emulation/loop.py``, backend ``Shadow``), so coflow ids and the view match the
+driver's; on ``decide`` the policy orders the active coflows, the order
 becomes K classes exactly as in the fluid backend, numbered so that no coflow is put
 behind packets a demoted coflow left in a queue (``qos.queue_safe_classes``: the same
 order and grouping, so the same strict priority), and changed classes are pushed to
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from emulation.fluid import allocation
-from emulation.loop import Finished, Loop, Reached
+from emulation.loop import Backend, Finished, Loop, Reached
 from emulation.mininet.protocol import LineChannel
 from emulation.mininet.agent import UNPACED
 from emulation.mininet.qos import class_of_tos, queue_safe_classes, tos_for_class
@@ -114,6 +115,19 @@ def should_decide(*, asked: bool, wake_due: bool, per_flow: bool, active: frozen
     return asked and (per_flow or active != decided_for)
 
 
+class _ToFirstRelease(Backend):
+    """Moves a state from timer to timer until a coflow is active (or none will be)."""
+
+    def running(self, state: ClusterState) -> bool:
+        return not state.active_coflows and np.isfinite(state.next_timer_s())
+
+    def allocate(self, state: ClusterState, *, decide: bool) -> None:
+        pass
+
+    def events(self, state: ClusterState) -> list[Reached]:
+        return [Reached(state.next_timer_s())]
+
+
 def warm_up(trace, topo, cfg: dict) -> None:
     """Pay every one-time cost before the run starts: load (or compile) the numba kernels
     and run one decision of a throwaway policy instance on a throwaway state advanced to
@@ -123,9 +137,7 @@ def warm_up(trace, topo, cfg: dict) -> None:
     from emulation import kernels
     kernels.warm_up()
     st = ClusterState(trace, topo, release_at_zero=cfg["release_at_zero"])
-    while not st.active_coflows and np.isfinite(st.next_timer_s()):
-        st.advance_clock(st.next_timer_s())
-        st.fire_timers()
+    Loop(st, _ToFirstRelease()).run()
     if st.active_coflows:
         pol = make_policy(cfg["policy"])
         pol.prepare(coflow_sizes_bytes=st.coflow_sizes_bytes())
@@ -137,7 +149,7 @@ def warm_up(trace, topo, cfg: dict) -> None:
         st.complete_flows(np.array([0]), np.array([st.now]))
 
 
-class Shadow:
+class Shadow(Backend):
     """The shadow state's backend of the one event loop (``emulation/loop.py``): its clock
     follows the times the driver reports; its events are the driver's, replayed in order
     (``timer``: the clock reached t; ``done``: a flow finished at t; ``progress``: bytes
@@ -179,12 +191,6 @@ class Shadow:
 
     def wants_decision(self, state: ClusterState) -> bool:
         return self.asked or self.wake_due
-
-    def on_timer(self, state: ClusterState) -> None:
-        pass
-
-    def on_done(self, state: ClusterState, done: Finished) -> None:
-        pass
 
     def events(self, state: ClusterState) -> Iterator[Finished | Reached]:
         """The events of the next batch of messages from one connection."""
