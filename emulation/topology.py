@@ -1,15 +1,22 @@
-"""Topologies as pure data: hosts, switches and directed links with ``rate_bps``.
+"""Topologies as data: hosts, switches and directed links with ``rate_bps``, built by
+one small class per kind, with the one routing function both backends use.
 
 A ``Topology`` is built once and translated by each backend (the fluid simulator indexes
 its links; the Mininet backend builds veths and HTB queues from it). Every physical cable
-is two directed links, one per direction, each with its own capacity.
+is two directed links, one per direction, each with its own capacity. A flow's path is
+``Topology.path_indices``: its kind's ``route`` (the switches between the hosts).
 
-- ``big_switch(n, rate)``: n hosts on one non-blocking switch (the coflow literature's
-  model): a flow uses its sender's uplink and its receiver's downlink.
-- ``leaf_spine(...)``: racks of hosts on leaf switches, every leaf wired to every spine;
-  ``oversubscription`` = (hosts per leaf x host rate) / (spines x uplink rate). Paths are
-  host -> leaf -> spine -> leaf -> host with the spine chosen by a deterministic hash of
-  (src, dst) (ECMP without randomness); same-rack flows stay on the leaf.
+Kinds (``TOPOLOGIES``, as Mininet's ``Topo`` subclasses; a new one is a ``TopologyKind``
+subclass added there):
+
+- ``BigSwitch`` (``big_switch(n, rate)``): n hosts on one non-blocking switch (the coflow
+  literature's model): a flow uses its sender's uplink and its receiver's downlink.
+- ``LeafSpine`` (``leaf_spine(...)``): racks of hosts on leaf switches, every leaf wired to
+  every spine; ``oversubscription`` = (hosts per leaf x host rate) / (spines x uplink
+  rate). Paths are host -> leaf -> spine -> leaf -> host with the spine chosen by a
+  deterministic hash of (src, dst) (ECMP without randomness); same-rack flows stay on the
+  leaf. With several spines two hosts in different racks have several paths
+  (``TopologyKind.multipath``).
 
 ``build_topology`` turns a ``[topology]`` table into one and owns the error for a trace
 naming hosts the topology lacks; ``host_span`` writes a list of host names compactly in
@@ -19,7 +26,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, ClassVar
+
 from workloads.config import ConfigError
 
 
@@ -54,23 +63,24 @@ class Topology:
     def link_index(self, src: str, dst: str) -> int:
         return self._index[(src, dst)]
 
+    def host_switch(self, host: str) -> str:
+        """The switch ``host`` is wired to."""
+        return self._host_switch[host]
+
     def path(self, src: str, dst: str) -> list[Link]:
         """The directed links a flow from host ``src`` to host ``dst`` crosses, in order."""
         return [self.links[i] for i in self.path_indices(src, dst)]
 
     def path_indices(self, src: str, dst: str) -> list[int]:
-        """Like ``path`` but link indices into ``links``."""
+        """Like ``path`` but link indices into ``links``: the hops of its kind's
+        ``route``."""
         hs = self._host_switch
         if src not in hs or dst not in hs:
             missing = src if src not in hs else dst
             raise ValueError(f"host {missing!r} is not in the {self.kind} topology")
-        a, b = hs[src], hs[dst]
+        hops = (src, *TOPOLOGIES[self.kind].route(self, src, dst), dst)
         ix = self._index
-        if a == b:
-            return [ix[(src, a)], ix[(a, dst)]]
-        spines = self.params["spines"]
-        spine = spines[_stable_hash(src, dst) % len(spines)]
-        return [ix[(src, a)], ix[(a, spine)], ix[(spine, b)], ix[(b, dst)]]
+        return [ix[(u, v)] for u, v in zip(hops, hops[1:])]
 
 
 def _stable_hash(a: str, b: str) -> int:
@@ -122,11 +132,77 @@ def leaf_spine(num_leaves: int, hosts_per_leaf: int, num_spines: int, link_rate_
                      "uplink_rate_bps": uplink, "oversubscription": oversubscription})
 
 
+class TopologyKind:
+    """One kind of topology (as Mininet's ``Topo`` subclasses): how a ``[topology]`` table
+    becomes hosts, switches and links (``build``), the switches a flow crosses between
+    its hosts (``route``), what gives two hosts several such paths (``multipath``, None if
+    nothing does: a backend that forwards by learning, as Linux bridges do, cannot pin a
+    flow to one of them), and the facts a run records about it (``facts``)."""
+
+    name: ClassVar[str]
+    help: ClassVar[str]
+
+    def build(self, cfg: TopologyConfig, num_hosts: int) -> Topology:
+        raise NotImplementedError
+
+    def route(self, topo: Topology, src: str, dst: str) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def multipath(self, cfg: TopologyConfig) -> str | None:
+        return None
+
+    def facts(self, topo: Topology) -> dict[str, Any]:
+        return dict(topo.params)
+
+
+class BigSwitch(TopologyKind):
+    name = "big_switch"
+    help = "every host on one non-blocking switch"
+
+    def build(self, cfg: TopologyConfig, num_hosts: int) -> Topology:
+        return big_switch(num_hosts, cfg.link_rate_bps)
+
+    def route(self, topo: Topology, src: str, dst: str) -> tuple[str, ...]:
+        return (topo.host_switch(src),)
+
+
+class LeafSpine(TopologyKind):
+    name = "leaf_spine"
+    help = "racks of hosts on leaf switches, every leaf wired to every spine"
+
+    def build(self, cfg: TopologyConfig, num_hosts: int) -> Topology:
+        leaves = -(-num_hosts // cfg.hosts_per_leaf)
+        return leaf_spine(leaves, cfg.hosts_per_leaf, cfg.num_spines, cfg.link_rate_bps,
+                          cfg.oversubscription)
+
+    def route(self, topo: Topology, src: str, dst: str) -> tuple[str, ...]:
+        a, b = topo.host_switch(src), topo.host_switch(dst)
+        if a == b:
+            return (a,)
+        spines = topo.params["spines"]
+        return (a, spines[_stable_hash(src, dst) % len(spines)], b)
+
+    def multipath(self, cfg: TopologyConfig) -> str | None:
+        if cfg.num_spines == 1:
+            return None
+        return (f"a leaf-spine of {cfg.num_spines} spines (topology.num_spines, --spines) "
+                "has one path per spine between hosts in different racks")
+
+    def facts(self, topo: Topology) -> dict[str, Any]:
+        """The parameters, with the number of spines instead of their names."""
+        facts = {k: v for k, v in topo.params.items() if k != "spines"}
+        return {**facts, "num_spines": len(topo.params["spines"])}
+
+
+# kind name -> kind (read-only)
+TOPOLOGIES = MappingProxyType({k.name: k() for k in (BigSwitch, LeafSpine)})
+
+
 @dataclass(frozen=True)
 class TopologyConfig:
     """The ``[topology]`` table. ``num_hosts`` = 0 takes the trace's host count."""
 
-    kind: Literal["big_switch", "leaf_spine"] = "big_switch"
+    kind: str = "big_switch"  # a name in TOPOLOGIES
     num_hosts: int = 0
     link_rate_bps: float = 10e9
     hosts_per_leaf: int = 4
@@ -134,6 +210,9 @@ class TopologyConfig:
     oversubscription: float = 1.0
 
     def check(self, where: str = "topology") -> None:
+        if self.kind not in TOPOLOGIES:
+            raise ConfigError(f"{where}.kind: {self.kind!r} is not one of "
+                              f"{', '.join(TOPOLOGIES)}")
         if self.link_rate_bps <= 0:
             raise ConfigError(f"{where}.link_rate_bps: must be > 0")
         if self.num_hosts < 0:
@@ -155,12 +234,7 @@ def build_topology(cfg: TopologyConfig, trace_hosts: tuple[str, ...], *,
     where ``cfg.num_hosts`` was set puts that in front (``mine.toml: topology.num_hosts =
     8: ...``)."""
     n = cfg.num_hosts or len(trace_hosts)
-    if cfg.kind == "big_switch":
-        topo = big_switch(n, cfg.link_rate_bps)
-    else:
-        leaves = -(-n // cfg.hosts_per_leaf)
-        topo = leaf_spine(leaves, cfg.hosts_per_leaf, cfg.num_spines, cfg.link_rate_bps,
-                          cfg.oversubscription)
+    topo = TOPOLOGIES[cfg.kind].build(cfg, n)
     have = set(topo.hosts[:n])  # a leaf-spine's filler hosts past n are not the trace's
     missing = [h for h in trace_hosts if h not in have]
     if missing:
@@ -228,10 +302,9 @@ def host_span(hosts) -> str:
 
 def add_topology_args(ap, *, hosts_per_leaf: int, spines: int, oversubscription: float) -> None:
     """The backends' shared command-line options for the topology (not the link rate)."""
-    ap.add_argument("--topology", choices=["big_switch", "leaf_spine"], default="big_switch",
-                    help="big_switch: every host on one non-blocking switch; leaf_spine: "
-                         "racks of hosts on leaf switches, every leaf wired to every spine "
-                         "(default %(default)s)")
+    kinds = "; ".join(f"{k.name}: {k.help}" for k in TOPOLOGIES.values())
+    ap.add_argument("--topology", choices=list(TOPOLOGIES), default="big_switch",
+                    help=f"{kinds} (default %(default)s)")
     ap.add_argument("--hosts-per-leaf", type=int, default=hosts_per_leaf, metavar="N",
                     help="leaf-spine: hosts per leaf switch (default %(default)s)")
     ap.add_argument("--spines", type=int, default=spines, metavar="N",

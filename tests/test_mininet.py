@@ -318,6 +318,21 @@ def test_the_command_line_applies_a_config_files_topology_and_scales(testbed_tra
     assert run["num_priority_classes"] == 2
 
 
+def test_a_two_spine_leaf_spine_is_refused_before_any_network_is_built(testbed_trace, tmp_path):
+    """Two spines give two hosts in different racks two paths, which bridges cannot pin a
+    flow to (they would loop): the run refuses with the reason, having built nothing (the
+    fixture checks no link, namespace or process was left); one spine is the topology
+    the other packet-level tests run."""
+    from emulation.mininet.run import RunError, run_mininet
+    from emulation.topology import TopologyConfig
+    from workloads import trace as trace_mod
+    cfg = TopologyConfig(kind="leaf_spine", hosts_per_leaf=2, num_spines=2, link_rate_bps=1e9)
+    with pytest.raises(RunError, match="leaf-spine of 2 spines.*one path between two hosts"):
+        run_mininet(trace=trace_mod.load(testbed_trace), trace_path=testbed_trace,
+                    topo_cfg=cfg, policy="fair", outdir=tmp_path / "out", capture=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_without_root_exits_2_with_one_line(testbed_trace):
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                         PYTHON, "-m", "emulation.mininet", str(testbed_trace), "--policy", "beamer",

@@ -91,3 +91,29 @@ def test_missing_hosts_error_for_names_no_host_count_provides():
         "topology: the trace uses hosts gpu-a, gpu-b (3 hosts) that the big_switch with 3 "
         "hosts does not have; a topology names its hosts h0, h1, ...: name the trace's "
         "hosts h0..h2")
+
+
+def test_an_unknown_kind_is_refused_naming_the_kinds():
+    from emulation.topology import TopologyConfig
+    from workloads.config import ConfigError
+    with pytest.raises(ConfigError, match="topology.kind: 'torus' is not one of big_switch, leaf_spine"):
+        TopologyConfig(kind="torus").check()
+
+
+def test_leaf_spine_routes_by_hand_and_says_when_it_has_several_paths():
+    """Two leaves of two hosts, two spines: h0 -> h1 stays on leaf l0; h0 -> h2 crosses
+    l0, the spine FNV-1a of "h0->h2" picks, and l1. Several spines are several paths,
+    one is not."""
+    from emulation.topology import TOPOLOGIES, TopologyConfig, leaf_spine
+    t = leaf_spine(2, 2, 2, 1e9)
+    assert [(l.src, l.dst) for l in t.path("h0", "h1")] == [("h0", "l0"), ("l0", "h1")]
+    h = 2166136261
+    for ch in "h0->h2":
+        h = ((h ^ ord(ch)) * 16777619) & 0xFFFFFFFF
+    spine = f"sp{h % 2}"
+    assert [(l.src, l.dst) for l in t.path("h0", "h2")] == [
+        ("h0", "l0"), ("l0", spine), (spine, "l1"), ("l1", "h2")]
+    kind = TOPOLOGIES["leaf_spine"]
+    assert kind.multipath(TopologyConfig(kind="leaf_spine", num_spines=1)) is None
+    assert "2 spines" in kind.multipath(TopologyConfig(kind="leaf_spine", num_spines=2))
+    assert TOPOLOGIES["big_switch"].multipath(TopologyConfig()) is None

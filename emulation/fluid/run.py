@@ -25,7 +25,7 @@ from emulation.scheduler.lower_bound import lower_bound
 from emulation.scheduler.lower_bound_cache import cached_lower_bound
 from emulation.fluid.simulator import FluidSimulator
 from emulation.fluid.packet_model import PacketCosts
-from emulation.topology import Topology
+from emulation.topology import TOPOLOGIES, Topology
 from workloads.trace import Trace
 
 # the files a run directory holds (both backends write them): a directory with any of
@@ -119,9 +119,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "num_flows": res.flows.num_rows,
         "topology": {"kind": topology.kind, "num_hosts": len(topology.hosts),
                      "num_links": len(topology.links),
-                     **{k: v for k, v in topology.params.items() if k != "spines"},
-                     **({"num_spines": len(topology.params["spines"])}
-                        if "spines" in topology.params else {})},
+                     **TOPOLOGIES[topology.kind].facts(topology)},
         "sim_wall_s": res.facts["sim_wall_s"],
         "simulated_s": res.facts["simulated_s"],
         "num_decisions": res.facts["num_decisions"],

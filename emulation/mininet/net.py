@@ -25,7 +25,7 @@ from pathlib import Path
 
 from emulation.mininet.leftovers import claim, remove_links, unregister
 from emulation.mininet.qos import htb_commands
-from emulation.topology import Topology, TopologyConfig
+from emulation.topology import TOPOLOGIES, Topology, TopologyConfig
 
 MTU_BYTES = 9000  # jumbo frames: 99.3% payload efficiency (vs 95.6% at 1500), 6x fewer packets
 TCP_RMEM = "4096 2097152 6291456"  # hosts' TCP receive buffer: min, initial, max (bytes)
@@ -47,15 +47,15 @@ def require_root() -> str | None:
 
 def unbuildable(topo_cfg: TopologyConfig) -> str | None:
     """Why this backend cannot build ``topo_cfg`` faithfully, or None. Its switches are
-    Linux bridges without spanning tree or per-flow paths: a leaf-spine with several
-    spines would be a bridging loop, and no flow would follow the spine the fluid twin
-    routes it over."""
-    if topo_cfg.kind == "leaf_spine" and topo_cfg.num_spines > 1:
-        return (f"a leaf-spine of {topo_cfg.num_spines} spines (topology.num_spines, "
-                "--spines): the packet-level backend builds one path between two hosts, "
-                "and several spines would need one per flow (its bridges would loop); use "
-                "1 spine here, or the fluid backend")
-    return None
+    Linux bridges without spanning tree or per-flow paths: several paths between two
+    hosts would be a bridging loop, and no flow would follow the path the fluid twin
+    routes it over (``TopologyKind.multipath``)."""
+    why = TOPOLOGIES[topo_cfg.kind].multipath(topo_cfg)
+    if why is None:
+        return None
+    return (f"{why}: the packet-level backend builds one path between two hosts (its "
+            "bridges would loop); use a topology with one path (1 spine here), or the "
+            "fluid backend")
 
 
 @dataclass

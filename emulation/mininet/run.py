@@ -48,7 +48,7 @@ from emulation.loop import Loop
 from emulation.mininet.capture import Capture, capture_records
 from emulation.mininet.driver import Driver, Faults, RunError, Watch
 from emulation.mininet.leftovers import SOCK_DIR_PREFIX, clear_dead
-from emulation.mininet.net import require_root
+from emulation.mininet.net import require_root, unbuildable
 from emulation.mininet.processes import Started, finish, start, teardown
 from emulation.records import (cluster_facts, file_sha256, git_sha, summary_stats, versions,
                                write_records)
@@ -101,6 +101,9 @@ def run_mininet(*, trace: Trace, trace_path: str | Path, topo_cfg: TopologyConfi
         raise RunError(why)
     if not 1 <= priority_classes <= 8:
         raise RunError("the packet backend supports 1..8 priority classes")
+    why = unbuildable(topo_cfg)
+    if why is not None:
+        raise RunError(why)
     from emulation import kernels
     kernels.warm_up()  # the driver's state retires flows with numba: load it before t = 0
     wall0 = time.perf_counter()
