@@ -85,24 +85,13 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
             priority_classes=priority_classes, realloc=realloc, allocation=allocation,
             release_at_zero=release_at_zero, progress=progress)
     elif lb_avg_sct_s is None:
-        if progress is not None:
-            progress.phase("lower bound")
-        if lb_cache_dir is None:
-            lb_avg_sct_s = lower_bound(trace, topology,
-                                       release_at_zero=release_at_zero).avg_sct_s
-        else:
-            cached = cached_lower_bound(trace, topology, trace_sha256=trace_sha256,
-                                        release_at_zero=release_at_zero,
-                                        cache_dir=lb_cache_dir)
-            lb_avg_sct_s = cached.avg_sct_s
-            lb_cache = {"hit": cached.hit, "stored": cached.stored, "path": str(cached.path)}
-    stats = summary_stats(np.array([s["sct_s"] for s in res.stages]))
-    cct = np.array([c["cct_s"] for c in res.coflows]) if res.coflows else np.zeros(0)
+        lb_avg_sct_s, lb_cache = _lower_bound(trace, topology, trace_sha256=trace_sha256,
+                                              release_at_zero=release_at_zero,
+                                              lb_cache_dir=lb_cache_dir, progress=progress)
     run = {
-        "backend": "fluid",
+        **_run_json(res, trace, topology, lb_avg_sct_s=lb_avg_sct_s),
         "policy": policy,
         "policy_params": policy_params or {},
-        "seed": trace.seed,
         "trace_path": str(trace_path),
         "trace_sha256": trace_sha256,
         "num_priority_classes": priority_classes,
@@ -110,6 +99,43 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "realloc": realloc,
         "realloc_is_policy_default": realloc_default,
         "allocation": sim.allocation,
+        **({"lower_bound_cache": lb_cache} if lb_cache is not None else {}),
+        **placed_facts,
+        **({"packet_model": packet_costs.as_dict()} if packet_costs is not None else {}),
+        **(extra or {}),
+    }
+    run["wall_s"] = time.perf_counter() - t0
+    if progress is not None:
+        progress.phase("writing records")
+    return write_records(outdir, stages=res.stages, coflows=res.coflows, flows=res.flows, run=run,
+                         write_flows=write_flows, trials=res.trials, decisions=res.decisions,
+                         apps=apps)
+
+
+def _lower_bound(trace: Trace, topology: Topology, *, trace_sha256: str,
+                 release_at_zero: bool, lb_cache_dir: str | Path | None,
+                 progress: "Progress | None") -> tuple[float, dict[str, Any] | None]:
+    """The trace's lower bound (avg SCT, s), computed or read from ``lb_cache_dir``, and
+    what the cache did (None without one)."""
+    if progress is not None:
+        progress.phase("lower bound")
+    if lb_cache_dir is None:
+        return lower_bound(trace, topology, release_at_zero=release_at_zero).avg_sct_s, None
+    cached = cached_lower_bound(trace, topology, trace_sha256=trace_sha256,
+                                release_at_zero=release_at_zero, cache_dir=lb_cache_dir)
+    return cached.avg_sct_s, {"hit": cached.hit, "stored": cached.stored,
+                              "path": str(cached.path)}
+
+
+def _run_json(res, trace: Trace, topology: Topology, *, lb_avg_sct_s: float
+              ) -> dict[str, Any]:
+    """run.json's fields that come from the records and the setting: the SCT statistics
+    and their ratio to the bound, the counts, the topology, the simulation's times."""
+    stats = summary_stats(np.array([s["sct_s"] for s in res.stages]))
+    cct = np.array([c["cct_s"] for c in res.coflows]) if res.coflows else np.zeros(0)
+    return {
+        "backend": "fluid",
+        "seed": trace.seed,
         **stats,
         "avg_cct_s": float(cct.mean()) if len(cct) else None,
         "lower_bound_avg_sct_s": lb_avg_sct_s,
@@ -125,17 +151,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
         "num_decisions": res.facts["num_decisions"],
         "versions": versions(),
         "git_sha": git_sha(),
-        **({"lower_bound_cache": lb_cache} if lb_cache is not None else {}),
-        **placed_facts,
-        **({"packet_model": packet_costs.as_dict()} if packet_costs is not None else {}),
-        **(extra or {}),
     }
-    run["wall_s"] = time.perf_counter() - t0
-    if progress is not None:
-        progress.phase("writing records")
-    return write_records(outdir, stages=res.stages, coflows=res.coflows, flows=res.flows, run=run,
-                         write_flows=write_flows, trials=res.trials, decisions=res.decisions,
-                         apps=apps)
 
 
 def _placed_run(sim: FluidSimulator, res, trace: Trace, topology: Topology, *, policy: str,
