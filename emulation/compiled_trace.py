@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,76 +164,18 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
     for i, s in enumerate(stages):
         for d in s.depends_on:
             stage_children[sidx[d]].append(i)
-    # jobs and their per-iteration coflow templates; the template flows in trace order
-    job_stage, job_iters, job_compute, job_t0, job_t1, job_ids = [], [], [], [], [], []
-    stage_jobs: list[list[int]] = []
-    t_f0, t_f1 = [], []
-    flows: list = []
-    for si, s in enumerate(stages):
-        js = []
-        for job in s.jobs:
-            j = len(job_ids)
-            js.append(j)
-            job_ids.append(job.job_id)
-            job_stage.append(si)
-            job_iters.append(job.iterations)
-            job_compute.append(job.compute_s)
-            job_t0.append(len(t_f0))
-            for c in job.coflows:
-                t_f0.append(len(flows))
-                flows.extend(c.flows)
-                t_f1.append(len(flows))
-            job_t1.append(len(t_f0))
-        stage_jobs.append(js)
+    jt = _jobs_and_templates(stages)
+    flows = jt["flows"]
     tf_src = [f.src for f in flows]
     tf_dst = [f.dst for f in flows]
-    tf_size = [f.size_bytes for f in flows]
-    # one path per (src, dst) pair, numbered in order of first appearance
-    cluster_hosts = list(trace.hosts) if trace.cluster is not None else []
-    host_code, host_names = pd.factorize(np.array(tf_src + tf_dst + cluster_hosts, dtype=object))
-    num_hosts = len(host_names)
-    nf = len(flows)
-    every = host_code[2 * nf:]
-    every_pair = (np.repeat(every, len(every)) * num_hosts + np.tile(every, len(every)))
-    every_pair = every_pair[np.repeat(every, len(every)) != np.tile(every, len(every))]
-    tf_pid, pairs = pd.factorize(np.concatenate(
-        [host_code[:nf] * num_hosts + host_code[nf:2 * nf], every_pair]))
-    tf_pid = tf_pid[:nf]
-    tf_pid = tf_pid.astype(np.int64)
-    paths = [topo.path_indices(host_names[a], host_names[b])
-             for a, b in zip((pairs // max(num_hosts, 1)).tolist(), (pairs % max(num_hosts, 1)).tolist())]
-    P = max([1] + [len(p) for p in paths])
-    path_links = np.full((len(paths), P), L, dtype=np.int64)
-    for i, p in enumerate(paths):
-        path_links[i, : len(p)] = p
-    tf_pid_a = tf_pid
-    tf_links = path_links[tf_pid_a] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
-    tf_size_a = np.array(tf_size, dtype=float)
-    t_f0_a = np.array(t_f0, dtype=np.int64)
-    t_f1_a = np.array(t_f1, dtype=np.int64)
-    job_t0_a = np.array(job_t0, dtype=np.int64)
-    job_t1_a = np.array(job_t1, dtype=np.int64)
-    T = len(t_f0)
-    # per-template bytes on each link (T x L) and uncontended time
-    tl = np.zeros((T, L + 1))
-    if T:
-        tmpl_of_tf = np.repeat(np.arange(T), t_f1_a - t_f0_a)
-        cell = np.repeat(tmpl_of_tf, P) * (L + 1) + tf_links.ravel()
-        tl = np.bincount(cell, weights=np.repeat(tf_size_a, P),
-                         minlength=T * (L + 1)).reshape(T, L + 1)
-    tmpl_lb = tl[:, :L]
-    tmpl_sync_s = (tmpl_lb / cap[None, :L]).max(axis=1, initial=0.0)
-    tmpl_size = np.array([tf_size_a[a:b].sum() for a, b in zip(t_f0, t_f1)])
-    # suffix sums inside a job's iteration: bytes / time of templates after template t
-    tmpl_after_lb = np.zeros_like(tmpl_lb)
-    tmpl_after_s = np.zeros(T)
-    J = len(job_ids)
-    job_iter_lb = np.zeros((J, L))
-    job_iter_sync_s = np.zeros(J)
-    for j in range(J):
-        a, b = job_t0_a[j], job_t1_a[j]
-        (tmpl_after_lb[a:b], tmpl_after_s[a:b], job_iter_lb[j],
-         job_iter_sync_s[j]) = _suffix_tables(tmpl_lb[a:b], tmpl_sync_s[a:b])
+    tf_pid, path_links, pair_pid = _paths(trace, topo, tf_src, tf_dst)
+    P = path_links.shape[1]
+    tf_links = path_links[tf_pid] if len(tf_pid) else np.zeros((0, P), dtype=np.int64)
+    tf_size_a = np.array([f.size_bytes for f in flows], dtype=float)
+    job_t0_a = np.array(jt["job_t0"], dtype=np.int64)
+    job_t1_a = np.array(jt["job_t1"], dtype=np.int64)
+    tt = _template_tables(jt["t_f0"], jt["t_f1"], tf_links, tf_size_a, cap, job_t0_a,
+                          job_t1_a)
     return CompiledTrace(
         trace=trace, topo=topo, release_at_zero=release_at_zero, L=L, cap_bps=cap_bps,
         cap=cap, stage_ids=stage_ids, stage_app=[s.app_id for s in stages],
@@ -240,15 +183,95 @@ def compile_trace(trace: Trace, topo: Topology, *, release_at_zero: bool = False
         stage_followed=np.array([s.stage_id in followed for s in stages], dtype=bool),
         stage_arrival=np.array([0.0 if release_at_zero else arrival[s.app_id] for s in stages]),
         stage_num_deps=np.array([len(s.depends_on) for s in stages], dtype=np.int64),
-        stage_children=stage_children, stage_jobs=stage_jobs, job_ids=job_ids,
-        job_stage=np.array(job_stage, dtype=np.int64),
-        job_iters=np.array(job_iters, dtype=np.int64),
-        job_compute=np.array(job_compute, dtype=float), job_t0=job_t0_a, job_t1=job_t1_a,
-        P=P, path_links=path_links, tf_pid=tf_pid_a, tf_links=tf_links, tf_size=tf_size_a,
-        tf_tol=1e-9 * tf_size_a + 1e-6, tf_src=tf_src, tf_dst=tf_dst, t_f0=t_f0_a,
-        t_f1=t_f1_a, tmpl_lb=tmpl_lb, tmpl_sync_s=tmpl_sync_s, tmpl_size=tmpl_size,
-        tmpl_after_lb=tmpl_after_lb, tmpl_after_s=tmpl_after_s, job_iter_lb=job_iter_lb,
-        job_iter_sync_s=job_iter_sync_s, job_lb_csr=_csr(job_iter_lb),
-        tmpl_after_csr=_csr(tmpl_after_lb),
-        pair_pid={(str(host_names[a]), str(host_names[b])): i for i, (a, b) in enumerate(
-            zip((pairs // max(num_hosts, 1)).tolist(), (pairs % max(num_hosts, 1)).tolist()))})
+        stage_children=stage_children, stage_jobs=jt["stage_jobs"], job_ids=jt["job_ids"],
+        job_stage=np.array(jt["job_stage"], dtype=np.int64),
+        job_iters=np.array(jt["job_iters"], dtype=np.int64),
+        job_compute=np.array(jt["job_compute"], dtype=float), job_t0=job_t0_a,
+        job_t1=job_t1_a, P=P, path_links=path_links, tf_pid=tf_pid, tf_links=tf_links,
+        tf_size=tf_size_a, tf_tol=1e-9 * tf_size_a + 1e-6, tf_src=tf_src, tf_dst=tf_dst,
+        t_f0=np.array(jt["t_f0"], dtype=np.int64), t_f1=np.array(jt["t_f1"], dtype=np.int64),
+        **tt, pair_pid=pair_pid)
+
+
+def _jobs_and_templates(stages: list) -> dict[str, list]:
+    """Jobs in stage order with their per-iteration coflow templates; the templates'
+    flows in trace order (``t_f0``/``t_f1``: each template's first and past-last flow)."""
+    out: dict[str, list] = {k: [] for k in ("job_stage", "job_iters", "job_compute",
+                                            "job_t0", "job_t1", "job_ids", "stage_jobs",
+                                            "t_f0", "t_f1", "flows")}
+    flows = out["flows"]
+    for si, s in enumerate(stages):
+        js = []
+        for job in s.jobs:
+            js.append(len(out["job_ids"]))
+            out["job_ids"].append(job.job_id)
+            out["job_stage"].append(si)
+            out["job_iters"].append(job.iterations)
+            out["job_compute"].append(job.compute_s)
+            out["job_t0"].append(len(out["t_f0"]))
+            for c in job.coflows:
+                out["t_f0"].append(len(flows))
+                flows.extend(c.flows)
+                out["t_f1"].append(len(flows))
+            out["job_t1"].append(len(out["t_f0"]))
+        out["stage_jobs"].append(js)
+    return out
+
+
+def _paths(trace: Trace, topo: Topology, tf_src: list[str], tf_dst: list[str]
+           ) -> tuple[np.ndarray, np.ndarray, dict[tuple[str, str], int]]:
+    """One path per (src, dst) pair, numbered in order of first appearance (a trace with a
+    cluster: every pair of its hosts after its flows' pairs): each flow's path, the
+    paths' links (padded with the dummy link ``L``), and the path of each host pair."""
+    L = len(topo.links)
+    cluster_hosts = list(trace.hosts) if trace.cluster is not None else []
+    host_code, host_names = pd.factorize(np.array(tf_src + tf_dst + cluster_hosts, dtype=object))
+    num_hosts = len(host_names)
+    nf = len(tf_src)
+    every = host_code[2 * nf:]
+    every_pair = (np.repeat(every, len(every)) * num_hosts + np.tile(every, len(every)))
+    every_pair = every_pair[np.repeat(every, len(every)) != np.tile(every, len(every))]
+    tf_pid, pairs = pd.factorize(np.concatenate(
+        [host_code[:nf] * num_hosts + host_code[nf:2 * nf], every_pair]))
+    tf_pid = tf_pid[:nf].astype(np.int64)
+    ends = list(zip((pairs // max(num_hosts, 1)).tolist(),
+                    (pairs % max(num_hosts, 1)).tolist()))
+    paths = [topo.path_indices(host_names[a], host_names[b]) for a, b in ends]
+    P = max([1] + [len(p) for p in paths])
+    path_links = np.full((len(paths), P), L, dtype=np.int64)
+    for i, p in enumerate(paths):
+        path_links[i, : len(p)] = p
+    pair_pid = {(str(host_names[a]), str(host_names[b])): i for i, (a, b) in enumerate(ends)}
+    return tf_pid, path_links, pair_pid
+
+
+def _template_tables(t_f0: list[int], t_f1: list[int], tf_links: np.ndarray,
+                     tf_size_a: np.ndarray, cap: np.ndarray, job_t0_a: np.ndarray,
+                     job_t1_a: np.ndarray) -> dict[str, Any]:
+    """Per template: bytes on each link (T x L), uncontended time, size, and the suffix
+    sums inside its job's iteration (bytes and time of the templates after it); per
+    job: one iteration's bytes per link and time; the compressed rows of both."""
+    T, L, P = len(t_f0), len(cap) - 1, tf_links.shape[1]
+    tl = np.zeros((T, L + 1))
+    if T:
+        tmpl_of_tf = np.repeat(np.arange(T), np.array(t_f1, dtype=np.int64)
+                               - np.array(t_f0, dtype=np.int64))
+        cell = np.repeat(tmpl_of_tf, P) * (L + 1) + tf_links.ravel()
+        tl = np.bincount(cell, weights=np.repeat(tf_size_a, P),
+                         minlength=T * (L + 1)).reshape(T, L + 1)
+    tmpl_lb = tl[:, :L]
+    tmpl_sync_s = (tmpl_lb / cap[None, :L]).max(axis=1, initial=0.0)
+    tmpl_size = np.array([tf_size_a[a:b].sum() for a, b in zip(t_f0, t_f1)])
+    tmpl_after_lb = np.zeros_like(tmpl_lb)
+    tmpl_after_s = np.zeros(T)
+    J = len(job_t0_a)
+    job_iter_lb = np.zeros((J, L))
+    job_iter_sync_s = np.zeros(J)
+    for j in range(J):
+        a, b = job_t0_a[j], job_t1_a[j]
+        (tmpl_after_lb[a:b], tmpl_after_s[a:b], job_iter_lb[j],
+         job_iter_sync_s[j]) = _suffix_tables(tmpl_lb[a:b], tmpl_sync_s[a:b])
+    return {"tmpl_lb": tmpl_lb, "tmpl_sync_s": tmpl_sync_s, "tmpl_size": tmpl_size,
+            "tmpl_after_lb": tmpl_after_lb, "tmpl_after_s": tmpl_after_s,
+            "job_iter_lb": job_iter_lb, "job_iter_sync_s": job_iter_sync_s,
+            "job_lb_csr": _csr(job_iter_lb), "tmpl_after_csr": _csr(tmpl_after_lb)}
