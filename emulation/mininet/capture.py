@@ -228,38 +228,16 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
         c = lst[-1] if lst else None
         if c is None or (syn and seq != c["isn"]):
             # a new connection (an ephemeral port is reused by later flows)
-            isn = seq if syn else (seq - 1) % 2**32
-            c = {"first_s": ts, "isn": isn, "high": 0, "payload_bytes": 0,
-                 "wire_payload_bytes": 0, "packets": 0, "contig": 1, "holes": [],
-                 "complete_s": None, "key": None, "size": None, "index": len(flat)}
+            c = _new_connection(ts, seq, syn, len(flat))
             conns.setdefault(key, []).append(c)
             flat.append(c)
         c["last_s"] = ts
         c["packets"] += 1
         if payload:
             rel = (seq - c["isn"]) % 2**32
-            end = rel + payload
-            if end > c["high"]:
-                c["high"] = end
-            c["wire_payload_bytes"] += payload
             if rel == 1 and c["key"] is None and incl >= 14 + ihl + doff + hdr and payload >= hdr:
                 c["key"], c["size"] = HEADER.unpack_from(data, tcp + doff)
-            if rel <= c["contig"]:
-                if end > c["contig"]:
-                    c["contig"] = end
-                    holes = c["holes"]
-                    while holes:  # segments that arrived early now join the contiguous range
-                        grown = False
-                        for h in list(holes):
-                            if h[0] <= c["contig"]:
-                                c["contig"] = max(c["contig"], h[1])
-                                holes.remove(h)
-                                grown = True
-                        if not grown:
-                            break
-                    c["complete_s"] = ts
-            else:
-                c["holes"].append((rel, end))
+            _add_segment(c, rel, payload, ts)
         ts_l.append(ts)
         seq_l.append(seq)
         sp_l.append(sport)
@@ -276,13 +254,55 @@ def read_port(path: Path, dst_ip: str) -> tuple[dict[tuple[str, int], list[dict]
     ip_text = {b: socket.inet_ntoa(b)
                for b in set(src_l) | {k[0] for k in conns} | {x[1] for x in in_l}}
     conns = {(ip_text[b], sport): v for (b, sport), v in conns.items()}
-    packets = {"t": np.array(ts_l, dtype=float), "wire_bytes": np.array(wb_l, dtype=np.int64),
+    return conns, _packet_table(ts_l, wb_l, tos_l, small_l, conn_l, seq_l, sp_l, src_l,
+                                in_l, ip_text)
+
+
+def _new_connection(ts: float, seq: int, syn: int, index: int) -> dict[str, Any]:
+    """A connection first seen at ``ts`` (its initial sequence number from the SYN, or
+    one before the first segment's)."""
+    isn = seq if syn else (seq - 1) % 2**32
+    return {"first_s": ts, "isn": isn, "high": 0, "payload_bytes": 0,
+            "wire_payload_bytes": 0, "packets": 0, "contig": 1, "holes": [],
+            "complete_s": None, "key": None, "size": None, "index": index}
+
+
+def _add_segment(c: dict[str, Any], rel: int, payload: int, ts: float) -> None:
+    """Count a segment of ``payload`` bytes at relative sequence ``rel``: the highest
+    byte, the bytes on the wire, and the contiguous range from the start (segments that
+    arrived early wait as holes; ``complete_s`` is when the range last grew)."""
+    end = rel + payload
+    if end > c["high"]:
+        c["high"] = end
+    c["wire_payload_bytes"] += payload
+    if rel > c["contig"]:
+        c["holes"].append((rel, end))
+        return
+    if end <= c["contig"]:
+        return
+    c["contig"] = end
+    holes = c["holes"]
+    while holes:  # segments that arrived early now join the contiguous range
+        grown = False
+        for h in list(holes):
+            if h[0] <= c["contig"]:
+                c["contig"] = max(c["contig"], h[1])
+                holes.remove(h)
+                grown = True
+        if not grown:
+            break
+    c["complete_s"] = ts
+
+
+def _packet_table(ts_l, wb_l, tos_l, small_l, conn_l, seq_l, sp_l, src_l, in_l,
+                  ip_text: dict[bytes, str]) -> dict[str, Any]:
+    """The port's packet table from its per-packet lists (source addresses as text)."""
+    return {"t": np.array(ts_l, dtype=float), "wire_bytes": np.array(wb_l, dtype=np.int64),
                "tos": np.array(tos_l, dtype=np.int64), "small": np.array(small_l, dtype=bool),
                "conn": np.array(conn_l, dtype=np.int64), "seq": np.array(seq_l, dtype=np.int64),
                "sport": np.array(sp_l, dtype=np.int64),
                "src": np.array([ip_text[x] for x in src_l], dtype=object),
                "ingress": [(t, ip_text[d], sp, sq, ln, tos) for t, d, sp, sq, ln, tos in in_l]}
-    return conns, packets
 
 
 def class_of_tos(tos: np.ndarray, num_classes: int) -> np.ndarray:
@@ -411,13 +431,36 @@ def capture_records(cap: Capture, out: Path, *, scaled, compiled, sizes: np.ndar
     which a job with no traffic ends after its compute; the stages are those the run
     reports (an ASHA segment whose trial stopped has none)."""
     st = compiled
-    conns = cap.parse()
     to_mono = clock_map(clock)
-    tmpl_of_tf = np.repeat(np.arange(len(st.t_f0)), st.t_f1 - st.t_f0)
-    job_of_tmpl = np.zeros(len(st.t_f0), dtype=np.int64)  # jobs placed during the run: their
-    for j, (a, b) in enumerate(zip(st.job_t0.tolist(), st.job_t1.tolist())):  # templates
-        job_of_tmpl[a:b] = j                                   # follow in placement order
-    # connections that carried a flow header, grouped into coflow instances
+
+    def em(r: float | None) -> float:  # pcap time -> emulated seconds since t0
+        return np.nan if r is None else to_mono(r) - t0
+
+    by_cid, unnamed = _named_connections(cap.parse())
+    flow_rows, coflow_rows, job_end = _flow_and_coflow_rows(st, by_cid, sizes, em,
+                                                            time_scale=time_scale)
+    stage_rows = _stage_rows(st, scaled, job_end, reported_stages, time_scale=time_scale,
+                             release_at_zero=release_at_zero, job_start_s=job_start_s)
+    pd.DataFrame(flow_rows, columns=CAPTURE_FLOW_COLUMNS).to_csv(out / "flows_capture.csv", index=False)
+    pd.DataFrame(coflow_rows, columns=CAPTURE_COFLOW_COLUMNS).to_csv(out / "coflows_capture.csv",
+                                                                     index=False)
+    pd.DataFrame(stage_rows, columns=CAPTURE_STAGE_COLUMNS).to_csv(out / "stages_capture.csv",
+                                                                   index=False)
+    cmp = compare_sct(stage_rows, reported_stages)
+    sct = np.array([r["sct_s"] for r in stage_rows])
+    iso = priority_isolation(cap.packets, cap.ports, num_classes=num_classes)
+    return {"avg_sct_capture_s": float(np.mean(sct)) if len(sct) and not np.isnan(sct).any() else None,
+            "capture_vs_reported": {**cmp, "flows_complete": sum(r["complete"] for r in flow_rows),
+                                    "flows_seen": len(flow_rows), "connections_without_header": unnamed,
+                                    "clock_offset_drift_s": clock[-1][1] - clock[0][1],
+                                    "clock_steps": clock_steps(clock, t0)},
+            "priority_isolation": iso,
+            "capture_reader": cap.read_stats}
+
+
+def _named_connections(conns: dict) -> tuple[dict[int, list[dict]], int]:
+    """The connections that carried a flow header, grouped by coflow instance id, and how
+    many carried none."""
     by_cid: dict[int, list[dict]] = {}
     unnamed = 0
     for lst in conns.values():
@@ -426,6 +469,17 @@ def capture_records(cap: Capture, out: Path, *, scaled, compiled, sizes: np.ndar
                 unnamed += 1
                 continue
             by_cid.setdefault(c["key"] >> 32, []).append(c)
+    return by_cid, unnamed
+
+
+def _flow_and_coflow_rows(st, by_cid: dict[int, list[dict]], sizes: np.ndarray, em, *,
+                          time_scale: float) -> tuple[list[dict], list[dict], dict[int, float]]:
+    """Rows of flows_capture.csv and coflows_capture.csv, and each job's end (emulated s,
+    NaN if its last coflow is incomplete in the capture)."""
+    tmpl_of_tf = np.repeat(np.arange(len(st.t_f0)), st.t_f1 - st.t_f0)
+    job_of_tmpl = np.zeros(len(st.t_f0), dtype=np.int64)  # jobs placed during the run: their
+    for j, (a, b) in enumerate(zip(st.job_t0.tolist(), st.job_t1.tolist())):  # templates
+        job_of_tmpl[a:b] = j                                   # follow in placement order
     iters: dict[int, list[int]] = {}  # template -> coflow instance ids in release order
     tmpl_of_cid = {}
     for cid, cs in by_cid.items():
@@ -434,10 +488,6 @@ def capture_records(cap: Capture, out: Path, *, scaled, compiled, sizes: np.ndar
         iters.setdefault(t, []).append(cid)
     for v in iters.values():
         v.sort()
-
-    def em(r: float | None) -> float:  # pcap time -> emulated seconds since t0
-        return np.nan if r is None else to_mono(r) - t0
-
     flow_rows, coflow_rows = [], []
     job_end: dict[int, float] = {}
     for cid, cs in sorted(by_cid.items()):
@@ -446,35 +496,50 @@ def capture_records(cap: Capture, out: Path, *, scaled, compiled, sizes: np.ndar
         k = t - int(st.job_t0[j])
         it = iters[t].index(cid)
         coflow_id = coflow_name(st.job_ids[j], it, k)
-        n_exp = int(st.t_f1[t] - st.t_f0[t])
-        ends, starts, n_ok = [], [], 0
-        for c in sorted(cs, key=lambda c: c["key"]):
-            tf = c["key"] & 0xFFFFFFFF
-            s_em, e_em = em(c["first_s"]), em(c["complete_s"]) if c["complete"] else np.nan
-            n_ok += bool(c["complete"])
-            starts.append(s_em)
-            ends.append(e_em)
-            flow_rows.append({
-                "flow_id": flow_id(coflow_id, tf - int(st.t_f0[t])), "coflow_id": coflow_id,
-                "src": st.tf_src[tf], "dst": st.tf_dst[tf], "size_bytes": int(sizes[tf]),
-                "start_s": s_em / time_scale, "end_s": e_em / time_scale,
-                "complete": bool(c["complete"]), "packets": c["packets"],
-                "retransmitted_emulated_bytes": c["wire_payload_bytes"] - c["payload_bytes"],
-                "start_emulated_s": s_em, "end_emulated_s": e_em})
-        done = n_ok == n_exp and len(cs) == n_exp
-        end = max(ends) if done else np.nan
-        first = min(starts)
-        coflow_rows.append({
-            "coflow_id": coflow_id, "stage_id": st.stage_ids[int(st.job_stage[j])],
+        rows = [_flow_row(st, c, coflow_id, t, sizes, em, time_scale) for c in
+                sorted(cs, key=lambda c: c["key"])]
+        flow_rows += rows
+        row = _coflow_row(st, rows, coflow_id, t, j, it, k, time_scale)
+        coflow_rows.append(row)
+        if it == st.job_iters[j] - 1 and t == st.job_t1[j] - 1:
+            job_end[j] = row["end_emulated_s"]
+    return flow_rows, coflow_rows, job_end
+
+
+def _flow_row(st, c: dict, coflow_id: str, t: int, sizes: np.ndarray, em,
+              time_scale: float) -> dict[str, Any]:
+    tf = c["key"] & 0xFFFFFFFF
+    s_em, e_em = em(c["first_s"]), em(c["complete_s"]) if c["complete"] else np.nan
+    return {"flow_id": flow_id(coflow_id, tf - int(st.t_f0[t])), "coflow_id": coflow_id,
+            "src": st.tf_src[tf], "dst": st.tf_dst[tf], "size_bytes": int(sizes[tf]),
+            "start_s": s_em / time_scale, "end_s": e_em / time_scale,
+            "complete": bool(c["complete"]), "packets": c["packets"],
+            "retransmitted_emulated_bytes": c["wire_payload_bytes"] - c["payload_bytes"],
+            "start_emulated_s": s_em, "end_emulated_s": e_em}
+
+
+def _coflow_row(st, rows: list[dict], coflow_id: str, t: int, j: int, it: int, k: int,
+                time_scale: float) -> dict[str, Any]:
+    """A coflow's row from its flows' rows: complete once every flow it has completed."""
+    n_exp = int(st.t_f1[t] - st.t_f0[t])
+    n_ok = sum(r["complete"] for r in rows)
+    done = n_ok == n_exp and len(rows) == n_exp
+    end = max(r["end_emulated_s"] for r in rows) if done else np.nan
+    first = min(r["start_emulated_s"] for r in rows)
+    return {"coflow_id": coflow_id, "stage_id": st.stage_ids[int(st.job_stage[j])],
             "job_id": st.job_ids[j], "iteration": it, "index": k,
             "first_packet_s": first / time_scale, "end_s": end / time_scale,
-            "cct_s": (end - first) / time_scale, "num_flows": n_exp, "flows_seen": len(cs),
+            "cct_s": (end - first) / time_scale, "num_flows": n_exp, "flows_seen": len(rows),
             "flows_complete": n_ok, "first_packet_emulated_s": first, "end_emulated_s": end,
-            "cct_emulated_s": end - first})
-        last = it == st.job_iters[j] - 1 and t == st.job_t1[j] - 1
-        if last:
-            job_end[j] = end
-    # stages: start = arrival or the capture-derived end of the stages depended on
+            "cct_emulated_s": end - first}
+
+
+def _stage_rows(st, scaled, job_end: dict[int, float], reported_stages: list[dict], *,
+                time_scale: float, release_at_zero: bool,
+                job_start_s: np.ndarray | None) -> list[dict]:
+    """Rows of stages_capture.csv for the stages the run reports: start = arrival or the
+    capture-derived end of the stages depended on; end = its jobs' ends (a compute-only
+    job: its start plus its compute); NaN if not complete in the capture."""
     stages = scaled.stages()
     reported = {r["stage_id"] for r in reported_stages}
     sidx = {s.stage_id: i for i, s in enumerate(stages)}
@@ -496,26 +561,11 @@ def capture_records(cap: Capture, out: Path, *, scaled, compiled, sizes: np.ndar
             end_em[i] = max(je) if je else start_em[i]  # max() keeps a NaN: incomplete
             if any(np.isnan(je)):
                 end_em[i] = np.nan
-    stage_rows = [{"stage_id": s.stage_id, "app_id": s.app_id, "start_s": start_em[i] / time_scale,
-                   "end_s": end_em[i] / time_scale, "sct_s": (end_em[i] - start_em[i]) / time_scale,
-                   "start_emulated_s": start_em[i], "end_emulated_s": end_em[i],
-                   "sct_emulated_s": end_em[i] - start_em[i]} for i, s in enumerate(stages)
-                  if s.stage_id in reported]
-    pd.DataFrame(flow_rows, columns=CAPTURE_FLOW_COLUMNS).to_csv(out / "flows_capture.csv", index=False)
-    pd.DataFrame(coflow_rows, columns=CAPTURE_COFLOW_COLUMNS).to_csv(out / "coflows_capture.csv",
-                                                                     index=False)
-    pd.DataFrame(stage_rows, columns=CAPTURE_STAGE_COLUMNS).to_csv(out / "stages_capture.csv",
-                                                                   index=False)
-    cmp = compare_sct(stage_rows, reported_stages)
-    sct = np.array([r["sct_s"] for r in stage_rows])
-    iso = priority_isolation(cap.packets, cap.ports, num_classes=num_classes)
-    return {"avg_sct_capture_s": float(np.mean(sct)) if len(sct) and not np.isnan(sct).any() else None,
-            "capture_vs_reported": {**cmp, "flows_complete": sum(r["complete"] for r in flow_rows),
-                                    "flows_seen": len(flow_rows), "connections_without_header": unnamed,
-                                    "clock_offset_drift_s": clock[-1][1] - clock[0][1],
-                                    "clock_steps": clock_steps(clock, t0)},
-            "priority_isolation": iso,
-            "capture_reader": cap.read_stats}
+    return [{"stage_id": s.stage_id, "app_id": s.app_id, "start_s": start_em[i] / time_scale,
+             "end_s": end_em[i] / time_scale, "sct_s": (end_em[i] - start_em[i]) / time_scale,
+             "start_emulated_s": start_em[i], "end_emulated_s": end_em[i],
+             "sct_emulated_s": end_em[i] - start_em[i]} for i, s in enumerate(stages)
+            if s.stage_id in reported]
 
 
 def compare_sct(capture_stages: list[dict], reported_stages: list[dict]) -> dict[str, Any]:
