@@ -97,9 +97,10 @@ Packet-level runs are not deterministic (TCP, host scheduling): ``experiment.rep
 
 ``run_experiments.py`` is the command line only (options, where results go, the checks
 before any run starts); the runner itself is the ``runner`` package: ``runner.config`` (the
-experiment TOML schema and its expansion into runs), ``runner.execute`` (running them
-into a results directory), ``runner.results_dir`` (what a results directory holds) and
-``runner.verify`` (``--verify``).
+expansion of experiment TOMLs into runs, checked with the ``schema`` package's experiment
+schema), ``runner.execute`` (running them into a results directory),
+``runner.results_dir`` (what a results directory holds) and ``runner.verify``
+(``--verify``).
 """
 from __future__ import annotations
 
@@ -117,13 +118,13 @@ INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs t
 if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
     interrupts_end_quietly(INTERRUPTED)
 
-from runner.config import (MININET_SKIPPED, REPO, SUITES, collect_specs,
+from runner.config import (MININET_SKIPPED, REPO, SUITES, RunSpec, collect_specs,
                            registered_policies, suite_configs)
 from runner.execute import run_all
-from runner.results_dir import (backend_of, clear_leftovers, committed_runs, config_changes,
-                                interrupted_leftovers, label_changes, put_back_plan,
-                                recorded_policies, relabel, resolved_realloc, run_policies,
-                                run_status, stale_runs)
+from runner.results_dir import (RunStatus, backend_of, clear_leftovers, committed_runs,
+                                config_changes, interrupted_leftovers, label_changes,
+                                put_back_plan, recorded_policies, relabel, resolved_realloc,
+                                run_policies, run_status, stale_runs)
 from runner.verify import verify
 from workloads.config import ConfigError
 
@@ -243,10 +244,11 @@ def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Na
                 "--out DIR; pass --force to write them into it")
     if different and not args.force:
         s = different[0]
-        old = status[(s.experiment, s.name)][1]
+        held = status[(s.experiment, s.name)]
         more = f"; {len(different) - 1} more run directories too" if len(different) > 1 else ""
-        if old and old.startswith("realloc "):
-            return (f"{_shown(out / s.experiment / s.name)} holds a run recorded under {old}, "
+        if held.recorded_realloc is not None:
+            return (f"{_shown(out / s.experiment / s.name)} holds a run recorded under "
+                    f"realloc {held.recorded_realloc}, "
                     f"and this config runs {s.policy} under realloc {resolved_realloc(s)} "
                     f"(its default_realloc or allocation differs from the run's{more}); pass "
                     f"--force to replace {'them' if more else 'it'}")
@@ -254,7 +256,8 @@ def start_refusal(out: Path, *, status: dict, different: list, args: argparse.Na
                                  run_dir=(put_back or {}).get(out / s.experiment / s.name))
         return (f"{_shown(out / s.experiment / s.name)} holds a different run ("
                 + (f"changed: {changes}; " if changes else "")
-                + f"config hash {old or 'unreadable'}, this config's {s.config_hash}{more}); "
+                + f"config hash {held.recorded_hash or 'unreadable'}, this config's "
+                f"{s.config_hash}{more}); "
                 f"pass --force to replace {'them' if more else 'it'}")
     return None
 
@@ -329,9 +332,8 @@ def build_parser() -> ArgumentParser:
     return ap
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
-    args = ap.parse_args(argv)
+def _check_options(ap: ArgumentParser, args: argparse.Namespace) -> None:
+    """Options that do not go together: ``ap.error`` (exit 2) on the first."""
     if args.jobs < 1:
         ap.error("--jobs must be >= 1")
     if args.sample < 0:
@@ -346,15 +348,165 @@ def main(argv: list[str] | None = None) -> int:
         skip = "--no-analysis skips" if args.no_analysis else "--verify does not make"
         ap.error(f"{' and '.join(shaping)} {'shapes' if len(shaping) == 1 else 'shape'} the "
                  f"analysis, which {skip}")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """``--verify``: recompute the fluid runs of the results directory and compare."""
+    target = (args.out or default_out(args.config, full=args.full)).resolve()
+    if not target.is_dir():
+        print(f"error: --verify: {_shown(target)} is not a results directory (run the "
+              "same command without --verify first, or name one with --out)",
+              file=sys.stderr)
+        return 2
+    _kernels_ready()
+    return verify(target, sample=args.sample, jobs=args.jobs)
+
+
+def _with_kept_packet_runs(notes: list[str], out: Path) -> list[str]:
+    """``notes``, the note on skipped packet-level runs saying how many packet-level runs
+    already in ``out`` are analysed as recorded."""
+    if any(n.startswith(MININET_SKIPPED) for n in notes):
+        kept = sum(1 for r in committed_runs(out) if backend_of(r) == "mininet")
+        if kept:
+            notes = [n + (f"; the {kept} packet-level runs already in this directory are "
+                          "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
+                     for n in notes]
+    return notes
+
+
+def _shaping_error(args: argparse.Namespace, specs: list[RunSpec], out: Path,
+                   coming_back: dict[Path, Path]) -> str | None:
+    """Why ``--reference`` or ``--cdf`` names no policy or experiment of these runs, of
+    ``out`` or of the runs put back in it (``coming_back``), or None."""
+    in_out = f" or of {_shown(out)}" if out.is_dir() else ""  # what the analysis would read too
+    if args.reference is not None:
+        known = {s.policy for s in specs} | recorded_policies(out)
+        known |= set().union(*(run_policies(d) for d in coming_back.values()))
+        if args.reference not in known:
+            order = {p: i for i, p in enumerate(registered_policies())}  # then the rest
+            shown = sorted(known, key=lambda p: (order.get(p, len(order)), p))
+            return (f"--reference {args.reference}: not a policy of these runs{in_out} "
+                    f"({', '.join(shown)})")
+    if args.cdf and "all" not in args.cdf:
+        ours = list(dict.fromkeys(s.experiment for s in specs))  # in the configs' order
+        elsewhere = ({r.parent.name for r in committed_runs(out)}
+                     | {d.parent.name for d in coming_back}) - set(ours)
+        known = ours + sorted(elsewhere)
+        unknown = [e for e in args.cdf if e not in known]
+        if unknown:
+            return (f"--cdf {' '.join(unknown)}: not an experiment of these runs"
+                    f"{in_out} ({', '.join(known)})")
+    return None
+
+
+def _stale_runs_note(specs: list[RunSpec], out: Path, args: argparse.Namespace
+                     ) -> tuple[str | None, list[str], str | None]:
+    """The run directories of ``out`` that are no runs of these configs: the sentence on
+    the other suites' committed runs (``other_suite_runs``) or None, the rest, and the
+    note lines printed on both, or None."""
+    stale = stale_runs(specs, out)
+    other_suite, stale = other_suite_runs(stale, out, args)
+    stale_lines = [f"note: {other_suite}"] if other_suite else []
+    if stale:
+        stale_lines.append(f"note: {len(stale)} run directories under {_shown(out)} are not "
+                           f"runs of these configs (e.g. {stale[0]}); they are kept and the "
+                           "analysis reads them too")
+    return other_suite, stale, "\n".join(stale_lines) or None
+
+
+def _dry_run_state(s: RunSpec, held: RunStatus, out: Path, args: argparse.Namespace,
+                   run_dir: Path | None, *, relabelled: bool) -> str:
+    """A run's state as the dry run lists it: done, to run, or a different run (what
+    changed, or the reallocation mode it was recorded under); a done run recorded with
+    other labels or run lists says so."""
+    replaced = "replaced (--force)" if args.force else "--force replaces it"
+    st = held.state
+    shown = {"different": f"different run: {replaced}"}.get(st, st)
+    if st == "different" and (changes := config_changes(s, out, limit=None, run_dir=run_dir)):
+        shown = f"different run, changed: {changes}; {replaced}"
+    if st == "different" and held.recorded_realloc is not None:
+        shown = (f"different run: recorded under realloc {held.recorded_realloc}, "
+                 f"this config's is realloc {resolved_realloc(s)}; {replaced}")
+    if relabelled:
+        labels = label_changes(s, out, run_dir=run_dir)
+        shown = (f"done; recorded with other {labels or 'labels or run lists'}: "
+                 "rewritten by a run")
+    return shown
+
+
+def _dry_run(specs: list[RunSpec], status: dict[tuple[str, str], RunStatus], *, out: Path,
+             args: argparse.Namespace, put_back: dict[Path, Path], todo: list[RunSpec],
+             different: list[RunSpec], relabelled: list[RunSpec],
+             stale_note: str | None, refusal: str | None) -> int:
+    """``--dry-run``: a line per run (``_dry_run_state``), the notes on other run
+    directories, the counts, and the refusal a run would stop with (exit 2), if any."""
+    relabelled_names = {(s.experiment, s.name) for s in relabelled}
+    for s in specs:
+        shown = _dry_run_state(s, status[(s.experiment, s.name)], out, args,
+                               put_back.get(out / s.experiment / s.name),
+                               relabelled=(s.experiment, s.name) in relabelled_names)
+        print(f"{s.experiment}/{s.name}  ({shown})")
+    if stale_note:
+        print(stale_note)
+    n_done = len(specs) - len(todo)
+    print(f"{_count(len(specs), 'run', 'runs')} into {_shown(out)}: {n_done} done (the same run recorded"
+          + (f"; {len(relabelled)} of them "
+             f"{'records' if len(relabelled) == 1 else 'record'} another [experiment] description, "
+             "figure or run list (policies, seeds, repetitions), which a run rewrites, "
+             "config hash included" if relabelled else "")
+          + f"), {len(todo) - len(different)} to run"
+          + (f", {_count(len(different), 'directory holds', 'directories hold')} a "
+             "different run" if different else "")
+          + ("; a run stops before any of them (error below)" if refusal else ""))
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _relabel(relabelled: list[RunSpec], out: Path) -> None:
+    """Rewrite the labels and run lists of the done runs ``relabelled`` (``relabel``)."""
+    for s in relabelled:
+        relabel(s, out)
+    if relabelled:
+        print(f"note: {len(relabelled)} done runs recorded another [experiment] description, "
+              "figure or run list: rewritten in their run_config.json and the config hash "
+              "in their run.json (the records are kept)")
+
+
+def _write_notes(out: Path, notes: list[str], other_suite: str | None,
+                 stale: list[str]) -> None:
+    """The results directory's NOTES.md: what was skipped and which of its run
+    directories are no runs of these configs; removed when there is nothing to say."""
+    if other_suite:
+        notes = notes + [other_suite]
+    if stale:  # the summary says so too: its tables mix these runs with the configs' own
+        notes = notes + [f"{len(stale)} run directories of this directory are not runs of the "
+                         f"configs last run into it (e.g. `{stale[0]}`): kept, and analysed "
+                         "with the rest"]
+    if notes:
+        (out / "NOTES.md").write_text("\n".join(f"- {n}" for n in notes) + "\n")
+    elif (out / "NOTES.md").exists():
+        (out / "NOTES.md").unlink()
+
+
+def _analyse(out: Path, args: argparse.Namespace) -> int:
+    """The analysis of ``out`` (tables, figures, summary.md), a line per step on stderr."""
+    from analysis.report import make_report
+    from runner.progress import StepProgress
+    steps = StepProgress("analysis")  # a line per step on stderr, the figures as a bar
+    summary = make_report(out, reference=args.reference, cdf=args.cdf, progress=steps)
+    steps.close()
+    print(f"results: {_shown(out)} (summary: {_shown(summary)}, tables/, figures/)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    _check_options(ap, args)
     if args.verify:
-        target = (args.out or default_out(args.config, full=args.full)).resolve()
-        if not target.is_dir():
-            print(f"error: --verify: {_shown(target)} is not a results directory (run the "
-                  "same command without --verify first, or name one with --out)",
-                  file=sys.stderr)
-            return 2
-        _kernels_ready()
-        return verify(target, sample=args.sample, jobs=args.jobs)
+        return _verify(args)
     out = (args.out or default_out(args.config, full=args.full)).resolve()
     bad_out = output_path_error(args.out or _shown(out),
                                 option="--out" if args.out else "results directory")
@@ -374,135 +526,54 @@ def main(argv: list[str] | None = None) -> int:
     for n in config_notes:
         print(f"note: {n}", file=sys.stderr)
     where = _shown(out)
-    if any(n.startswith(MININET_SKIPPED) for n in notes):
-        kept = sum(1 for r in committed_runs(out) if backend_of(r) == "mininet")
-        if kept:
-            notes = [n + (f"; the {kept} packet-level runs already in this directory are "
-                          "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
-                     for n in notes]
-    in_out = f" or of {where}" if out.is_dir() else ""  # what the analysis would read too
+    notes = _with_kept_packet_runs(notes, out)
     found = found_leftovers(out, args)
     # whole runs an interrupted runner left aside, which this run puts back before analysing
-    coming_back = put_back_plan(found)
-    if args.reference is not None:
-        known = {s.policy for s in specs} | recorded_policies(out)
-        known |= set().union(*(run_policies(d) for d in coming_back.values()))
-        if args.reference not in known:
-            order = {p: i for i, p in enumerate(registered_policies())}  # then the rest
-            shown = sorted(known, key=lambda p: (order.get(p, len(order)), p))
-            print(f"error: --reference {args.reference}: not a policy of these runs{in_out} "
-                  f"({', '.join(shown)})", file=sys.stderr)
-            return 2
-    if args.cdf and "all" not in args.cdf:
-        ours = list(dict.fromkeys(s.experiment for s in specs))  # in the configs' order
-        elsewhere = ({r.parent.name for r in committed_runs(out)}
-                     | {d.parent.name for d in coming_back}) - set(ours)
-        known = ours + sorted(elsewhere)
-        unknown = [e for e in args.cdf if e not in known]
-        if unknown:
-            print(f"error: --cdf {' '.join(unknown)}: not an experiment of these runs"
-                  f"{in_out} ({', '.join(known)})", file=sys.stderr)
-            return 2
+    bad_shaping = _shaping_error(args, specs, out, put_back_plan(found))
+    if bad_shaping:
+        print(f"error: {bad_shaping}", file=sys.stderr)
+        return 2
     for n in notes:
         print(f"note: {n}")
     left, put_back = leftovers(out, args, found)
     if left:
         print(f"note: {left}")
-
-    def found_in(s):  # the directory a run would find: put back first when a dry run
-        return put_back.get(out / s.experiment / s.name)
-
-    status = {(s.experiment, s.name): run_status(s, out, run_dir=found_in(s)) for s in specs}
-    different = [s for s in specs if status[(s.experiment, s.name)][0] == "different"]
-    todo = [s for s in specs if status[(s.experiment, s.name)][0] != "done"]
+    # the directory a run would find: put back first when a dry run
+    status = {(s.experiment, s.name): run_status(s, out, run_dir=put_back.get(
+        out / s.experiment / s.name)) for s in specs}
+    different = [s for s in specs if status[(s.experiment, s.name)].state == "different"]
+    todo = [s for s in specs if status[(s.experiment, s.name)].state != "done"]
     # done, but recorded with another description, figure or run list: rewritten first
-    relabelled = [s for s in specs if status[(s.experiment, s.name)][0] == "done"
-                  and status[(s.experiment, s.name)][1] != s.config_hash]
-    relabelled_names = {(s.experiment, s.name) for s in relabelled}
-    n_done = len(specs) - len(todo)
+    relabelled = [s for s in specs if status[(s.experiment, s.name)].state == "done"
+                  and status[(s.experiment, s.name)].recorded_hash != s.config_hash]
     refusal = start_refusal(out, status=status, different=different, args=args,
                             put_back=put_back)
-    stale = stale_runs(specs, out)
-    other_suite, stale = other_suite_runs(stale, out, args)
-    stale_lines = [f"note: {other_suite}"] if other_suite else []
-    if stale:
-        stale_lines.append(f"note: {len(stale)} run directories under {where} are not runs "
-                           f"of these configs (e.g. {stale[0]}); they are kept and the "
-                           "analysis reads them too")
-    stale_note = "\n".join(stale_lines) or None
+    other_suite, stale, stale_note = _stale_runs_note(specs, out, args)
     if args.dry_run:
-        replaced = "replaced (--force)" if args.force else "--force replaces it"
-        for s in specs:
-            st, old = status[(s.experiment, s.name)]
-            shown = {"different": f"different run: {replaced}"}.get(st, st)
-            if st == "different" and (changes := config_changes(s, out, limit=None,
-                                                                 run_dir=found_in(s))):
-                shown = f"different run, changed: {changes}; {replaced}"
-            if st == "different" and old and old.startswith("realloc "):
-                shown = (f"different run: recorded under {old}, this config's is "
-                         f"realloc {resolved_realloc(s)}; {replaced}")
-            if (s.experiment, s.name) in relabelled_names:
-                labels = label_changes(s, out, run_dir=found_in(s))
-                shown = (f"done; recorded with other {labels or 'labels or run lists'}: "
-                         "rewritten by a run")
-            print(f"{s.experiment}/{s.name}  ({shown})")
-        if stale_note:
-            print(stale_note)
-        print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} done (the same run recorded"
-              + (f"; {len(relabelled)} of them "
-                 f"{'records' if len(relabelled) == 1 else 'record'} another [experiment] description, "
-                 "figure or run list (policies, seeds, repetitions), which a run rewrites, "
-                 "config hash included" if relabelled else "")
-              + f"), {len(todo) - len(different)} to run"
-              + (f", {_count(len(different), 'directory holds', 'directories hold')} a "
-                 "different run" if different else "")
-              + ("; a run stops before any of them (error below)" if refusal else ""))
-        if refusal:
-            print(f"error: {refusal}", file=sys.stderr)
-            return 2
-        return 0
+        return _dry_run(specs, status, out=out, args=args, put_back=put_back, todo=todo,
+                        different=different, relabelled=relabelled, stale_note=stale_note,
+                        refusal=refusal)
     if refusal:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    for s in relabelled:
-        relabel(s, out)
-    if relabelled:
-        print(f"note: {len(relabelled)} done runs recorded another [experiment] description, "
-              "figure or run list: rewritten in their run_config.json and the config hash "
-              "in their run.json (the records are kept)")
+    _relabel(relabelled, out)
     if stale_note:
         print(stale_note)
     workers = (f"dask {args.dask}" if args.dask
                else f"{args.jobs} job{'s' if args.jobs != 1 else ''}")
     replacing = f", {len(different)} of them replacing a different run" if different else ""
-    print(f"{_count(len(specs), 'run', 'runs')} into {where}: {n_done} already done, {len(todo)} to run"
-          f"{replacing} ({workers})")
+    print(f"{_count(len(specs), 'run', 'runs')} into {where}: {len(specs) - len(todo)} already "
+          f"done, {len(todo)} to run{replacing} ({workers})")
     if todo:
         _kernels_ready()
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
-    if other_suite:
-        notes = notes + [other_suite]
-    if stale:  # the summary says so too: its tables mix these runs with the configs' own
-        notes = notes + [f"{len(stale)} run directories of this directory are not runs of the "
-                         f"configs last run into it (e.g. `{stale[0]}`): kept, and analysed "
-                         "with the rest"]
-    if notes:
-        (out / "NOTES.md").write_text("\n".join(f"- {n}" for n in notes) + "\n")
-    elif (out / "NOTES.md").exists():
-        (out / "NOTES.md").unlink()
+    _write_notes(out, notes, other_suite, stale)
     if args.no_analysis:
         print(f"results: {where} (analysis skipped; later: python -m analysis {where})")
         return 0
-    from analysis.report import make_report
-    from runner.progress import StepProgress
-    steps = StepProgress("analysis")  # a line per step on stderr, the figures as a bar
-    summary = make_report(out, reference=args.reference, cdf=args.cdf, progress=steps)
-    steps.close()
-    print(f"results: {where} (summary: {_shown(summary)}, tables/, figures/)")
-    return 0
-
+    return _analyse(out, args)
 
 
 if __name__ == "__main__":

@@ -182,28 +182,50 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path,
         if not df.empty:
             write_table(df, tables / f"{name}.csv")
     if not table.empty:
-        lines += ["", f"## Packet level: every policy relative to {reference}, from the captures", "",
-                  "Avg SCT (trace s) per policy from the switch captures (last payload byte "
-                  "at the receiver's port), the driver-reported value beside it; ratio = "
-                  f"{reference} / policy per run of the same trace, averaged over the runs "
-                  f"(< 1: {reference} faster): {_unit_note(table)}; ± is the 95% t-interval "
-                  "over the runs, shown only for two or more.", "",
-                  "| experiment | scenario | policy | runs | avg SCT capture | avg SCT reported | "
-                  "ratio capture | ratio reported |", "|---|---|---|---|---|---|---|---|"]
-        cap, rep = ratio_column("avg_sct_capture_s"), ratio_column("avg_sct_s")
-        for _, r in table.iterrows():
-            lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {int(r['seeds'])} | "
-                         f"{r['avg_sct_capture_s_mean']:.3f} | {r['avg_sct_s_mean']:.3f} | "
-                         f"{_pm(r[f'{cap}_mean'], r[f'{cap}_ci95'])} | "
-                         f"{_pm(r[f'{rep}_mean'], r[f'{rep}_ci95'])} |")
+        lines += _capture_ratio_lines(table, reference)
     if not agree.empty:
-        lines += ["", "## Packet level: capture-derived vs reported SCT per run", "",
-                  "| experiment | run | stages | median abs diff (s) | max abs diff (s) | max rel diff |",
-                  "|---|---|---|---|---|---|"]
-        for _, r in agree.iterrows():
-            lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | {int(r['stages'])} | "
-                         f"{r['abs_diff_median_s']:.4f} | {r['abs_diff_max_s']:.4f} | "
-                         f"{r['rel_diff_max'] * 100:.1f}% |")
+        lines += _agreement_lines(agree)
+    lines += _reaction_lines(react, iso, latency_shown)
+    if not reader.empty:
+        lines += _reader_lines(reader)
+    return lines
+
+
+def _capture_ratio_lines(table: pd.DataFrame, reference: str) -> list[str]:
+    """The summary's section of every policy's avg SCT and ratio to ``reference``, from
+    the captures and as the driver reported them (``packet_level_table``)."""
+    lines = ["", f"## Packet level: every policy relative to {reference}, from the captures", "",
+             "Avg SCT (trace s) per policy from the switch captures (last payload byte "
+             "at the receiver's port), the driver-reported value beside it; ratio = "
+             f"{reference} / policy per run of the same trace, averaged over the runs "
+             f"(< 1: {reference} faster): {_unit_note(table)}; ± is the 95% t-interval "
+             "over the runs, shown only for two or more.", "",
+             "| experiment | scenario | policy | runs | avg SCT capture | avg SCT reported | "
+             "ratio capture | ratio reported |", "|---|---|---|---|---|---|---|---|"]
+    cap, rep = ratio_column("avg_sct_capture_s"), ratio_column("avg_sct_s")
+    for _, r in table.iterrows():
+        lines.append(f"| {r['experiment']} | {r['scenario']} | {r['policy']} | {int(r['seeds'])} | "
+                     f"{r['avg_sct_capture_s_mean']:.3f} | {r['avg_sct_s_mean']:.3f} | "
+                     f"{_pm(r[f'{cap}_mean'], r[f'{cap}_ci95'])} | "
+                     f"{_pm(r[f'{rep}_mean'], r[f'{rep}_ci95'])} |")
+    return lines
+
+
+def _agreement_lines(agree: pd.DataFrame) -> list[str]:
+    """The summary's section of capture-derived against reported SCTs per run."""
+    lines = ["", "## Packet level: capture-derived vs reported SCT per run", "",
+             "| experiment | run | stages | median abs diff (s) | max abs diff (s) | max rel diff |",
+             "|---|---|---|---|---|---|"]
+    for _, r in agree.iterrows():
+        lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | {int(r['stages'])} | "
+                     f"{r['abs_diff_median_s']:.4f} | {r['abs_diff_max_s']:.4f} | "
+                     f"{r['rel_diff_max'] * 100:.1f}% |")
+    return lines
+
+
+def _reaction_lines(react: pd.DataFrame, iso: pd.DataFrame, latency_shown: bool) -> list[str]:
+    """The summary's section of each run's priority isolation, with its class latency
+    unless the summary already has it (``latency_shown``); empty without either."""
     iso_of = {r["run_dir"]: r["lower_share_per_class"] for _, r in iso.iterrows()} \
         if not iso.empty else {}
 
@@ -216,6 +238,7 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path,
                   "class was queued on the port (strict priority predicts about the share "
                   "each class is guaranteed, `MIN_SHARE` of `emulation/mininet/qos.py`; '-': "
                   "a run without priority classes).")
+    lines: list[str] = []
     if latency_shown and not iso.empty:
         lines += ["", "## Packet level: priority isolation per run", "",
                   share_text + " Each run's class latency (scheduler reaction) is in the "
@@ -234,19 +257,22 @@ def write_packet_tables(runs: pd.DataFrame, tables: Path,
         for _, r in react.iterrows():
             lines.append(f"| {r['experiment']} | {Path(r['run_dir']).name} | {r['median_ms']:.1f} | "
                          f"{r['p95_ms']:.1f} | {r['max_ms']:.1f} | {share_cell(r['run_dir'])} |")
-    if not reader.empty:
-        tot = reader_totals(reader)
-        big = tot["largest"]
-        tied = reader.set_index("run").loc[tot["tied"], "read_wall_s"]
-        tie = ("; tied with " + ", ".join(f"`{r}` ({w:.2f} s)" for r, w in tied.items())
-               if len(tied) else "")
-        lines += ["", f"Capture reader: {tot['packets']:,} packets in "
-                  f"{tot['read_wall_s']:.2f} s ({tot['packets_per_s']:,.0f} packets/s); the "
-                  f"largest run (most packets; a tie goes to the run whose reader took "
-                  f"longest) `{big['run']}`: {int(big['packets']):,} packets in "
-                  f"{big['read_wall_s']:.2f} s of its {big['run_wall_s']:.0f} s wall time{tie} "
-                  "(`tables/capture_reader.csv`)."]
     return lines
+
+
+def _reader_lines(reader: pd.DataFrame) -> list[str]:
+    """The summary's sentence on the capture reader's speed (``reader_totals``)."""
+    tot = reader_totals(reader)
+    big = tot["largest"]
+    tied = reader.set_index("run").loc[tot["tied"], "read_wall_s"]
+    tie = ("; tied with " + ", ".join(f"`{r}` ({w:.2f} s)" for r, w in tied.items())
+           if len(tied) else "")
+    return ["", f"Capture reader: {tot['packets']:,} packets in "
+            f"{tot['read_wall_s']:.2f} s ({tot['packets_per_s']:,.0f} packets/s); the "
+            f"largest run (most packets; a tie goes to the run whose reader took "
+            f"longest) `{big['run']}`: {int(big['packets']):,} packets in "
+            f"{big['read_wall_s']:.2f} s of its {big['run_wall_s']:.0f} s wall time{tie} "
+            "(`tables/capture_reader.csv`)."]
 
 
 def _pm(mean: float, ci: float, fmt: str = ".3f") -> str:

@@ -9,7 +9,7 @@ summary's first table, ``ratio_table_lines``, and its CSV columns ``*_ratio_ref_
 say so). Tables name
 runs relative to the results directory (no absolute paths); scenarios are in the order of
 their values (numbers as numbers). The summary's "Tables" section says what every table
-written holds (``TABLE_DOC``: what a row is, the key columns and their units), and its
+written holds (``analysis.tables_doc``: what a row is, the key columns and their units), and its
 first line is the command that regenerates it (the flags given included: each run of the
 analysis starts from the defaults).
 
@@ -51,6 +51,7 @@ from analysis.verdict import verdict_section
 from analysis.cluster import cluster_section
 from analysis.cluster_stages import cluster_stage_lines
 from analysis.host_load import host_load_section
+from analysis.tables_doc import tables_lines
 from analysis.text import cell, count, units_by_experiment
 from analysis.policies import (choose_reference, policy_order, reference_note, sort_by_policy,
                                styles as policy_styles)
@@ -153,8 +154,9 @@ def make_report(results: Path, reference: str | None = None, cdf: list[str] | No
     st = policy_styles(pols)
     command = analysis_command(_where(results), reference, cdf)
     with recording_files() as written:
-        summary = _write_report(results, runs, pols, ref, reference, cdf_exps, st, written,
-                                command, step=step)
+        summary = _write_report(results=results, runs=runs, pols=pols, ref=ref,
+                                reference=reference, cdf_exps=cdf_exps, st=st, written=written,
+                                command=command, step=step)
     for gone in remove_stale(results, written):
         print(f"removed (no longer written): {gone.parent.name}/{gone.name}", file=sys.stderr)
     return summary
@@ -176,8 +178,12 @@ def _quiet(*_args) -> None:
     """The progress of a report made without a ``progress`` callback: nothing shown."""
 
 
-def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, written,
+def _write_report(*, results: Path, runs: pd.DataFrame, pols: list[str], ref: str,
+                  reference: str | None, cdf_exps: list[str], st: dict, written: list[Path],
                   command: str, step: Callable[..., None] = _quiet) -> Path:
+    """Write the tables, figures and summary.md of ``runs`` under ``results`` (``ref``: the
+    reference policy, ``reference`` the one asked for; ``st``: the policies' styles;
+    ``written``: the files written so far, ``recording_files``); returns summary.md's path."""
     step(f"reading the records of {len(runs):,} runs")
     stages = load_stages(runs)
     jobs = load_jobs(runs)
@@ -186,6 +192,44 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
     tables = results / "tables"
     tables.mkdir(exist_ok=True)
     figs = results / "figures"
+    _write_run_tables(tables, runs, norm, stages, jobs, pols)
+    figure_paths, figure_notes, without_ref = _experiment_figures(runs, norm, ref, figs, st,
+                                                                  step)
+    step("SCT CDFs")
+    for exp in cdf_exps:
+        scens = scenario_order(runs.loc[runs["experiment"] == exp, "scenario"])
+        for scen in scens:
+            figure_paths += plots.sct_cdf(stages, exp, scen, ref, figs, st,
+                                          stem=cdf_stem(exp, scen, len(scens)))
+    for n in figure_notes:
+        print(f"note: {n}", file=sys.stderr)
+    figure_notes.append(_cdf_note(runs, cdf_exps, analysis_command(_where(results), reference)))
+    step("the other figures and sections")
+    figure_paths += plots.lb_ratio(runs, figs, st)
+    pairs = load_twin_pairs(runs)
+    fidelity = None
+    if not pairs.empty:
+        write_table(pairs, tables / "emulation_vs_fluid.csv")
+        figure_paths += plots.emulation_vs_fluid(pairs, figs, st)
+        fidelity = pairs.assign(ratio=pairs["sct_mininet_s"] / pairs["sct_fluid_s"]).groupby(
+            "policy")["ratio"].agg(["median", "min", "max", "count"]).reindex(
+            policy_order(pairs["policy"]))
+    packet_lines, packet_figs = _packet_sections(runs, tables, figs, ref, st)
+    cong_lines, cong_figs = _cluster_sections(runs, stages, results, tables, figs, ref, st)
+    figure_paths += packet_figs + cong_figs
+    step("summary")
+    summary = results / "summary.md"
+    summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,
+                                   without_ref, fidelity, cong_lines + packet_lines,
+                                   figure_notes, [p.name for p in written if p.parent == tables],
+                                   command))
+    return summary
+
+
+def _write_run_tables(tables: Path, runs: pd.DataFrame, norm: pd.DataFrame,
+                      stages: pd.DataFrame, jobs: pd.DataFrame, pols: list[str]) -> None:
+    """The general tables: runs.csv, normalised_avg_sct.csv, sct_stats.csv and, when the
+    records have jobs, trial_times.csv."""
     cols = ["experiment", "scenario", "policy", "workload_seed", "avg_sct_s", "p95_sct_s",
             "avg_cct_s", "lower_bound_avg_sct_s", "avg_sct_over_lb", "wall_s"]
     rank = {p: i for i, p in enumerate(pols)}
@@ -200,6 +244,14 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
             ["mean", "size"]).reset_index().rename(
             columns={"mean": "avg_trial_time_s", "size": "trials"})
         write_table(sort_by_policy(sort_scenarios(trial)), tables / "trial_times.csv")
+
+
+def _experiment_figures(runs: pd.DataFrame, norm: pd.DataFrame, ref: str, figs: Path,
+                        st: dict, step: Callable[..., None]
+                        ) -> tuple[list[Path], list[str], list[str]]:
+    """Each experiment's normalised bars and, where it asks for one and can have it, its
+    line figure: the figures drawn, the notes on line figures drawn as bars
+    (``line_fallback``), and the experiments without runs of ``ref`` (not drawn)."""
     figure_paths: list[Path] = []
     figure_notes: list[str] = []
     without_ref = []
@@ -229,58 +281,42 @@ def _write_report(results: Path, runs, pols, ref, reference, cdf_exps, st, writt
             label, logx = PARAM_LABELS.get(param, (param.split(".")[-1], False))
             figure_paths += plots.sweep_lines(runs, norm, exp, param, label, ref, figs, logx, st)
     step("figures", len(experiments), len(experiments))
-    step("SCT CDFs")
-    for exp in cdf_exps:
-        scens = scenario_order(runs.loc[runs["experiment"] == exp, "scenario"])
-        for scen in scens:
-            figure_paths += plots.sct_cdf(stages, exp, scen, ref, figs, st,
-                                          stem=cdf_stem(exp, scen, len(scens)))
-    for n in figure_notes:
-        print(f"note: {n}", file=sys.stderr)
-    figure_notes.append(_cdf_note(runs, cdf_exps, analysis_command(_where(results), reference)))
-    step("the other figures and sections")
-    figure_paths += plots.lb_ratio(runs, figs, st)
-    pairs = load_twin_pairs(runs)
-    fidelity = None
-    if not pairs.empty:
-        write_table(pairs, tables / "emulation_vs_fluid.csv")
-        figure_paths += plots.emulation_vs_fluid(pairs, figs, st)
-        fidelity = pairs.assign(ratio=pairs["sct_mininet_s"] / pairs["sct_fluid_s"]).groupby(
-            "policy")["ratio"].agg(["median", "min", "max", "count"]).reindex(
-            policy_order(pairs["policy"]))
-    # --- packet-level sections: captures (analysis/packet.py), reproduction of the twin
-    # (analysis/reproduction.py) ---
+    return figure_paths, figure_notes, without_ref
+
+
+def _packet_sections(runs: pd.DataFrame, tables: Path, figs: Path, ref: str, st: dict
+                     ) -> tuple[list[str], list[Path]]:
+    """The packet-level sections' summary lines and figures: reproduction of the twin
+    (``analysis/reproduction.py``), paired repetitions and seeds, the fluid model's error,
+    and the captures (``analysis/packet.py``)."""
+    from analysis.fluid_error import fluid_error_section
     from analysis.packet import write_packet_tables
-    from analysis.reproduction import write_reproduction
-    repro_lines, repro_figs = write_reproduction(runs, tables, figs)
-    figure_paths += repro_figs
     from analysis.paired import paired_section, seeds_section
-    from analysis.reproduction import run_ratios
+    from analysis.reproduction import run_ratios, write_reproduction
+    repro_lines, figure_paths = write_reproduction(runs, tables, figs)
     paired_lines, paired_figs = paired_section(run_ratios(runs), tables, figs, ref, st)
     paired_lines += seeds_section(run_ratios(runs), tables, ref)
     figure_paths += paired_figs
-    from analysis.fluid_error import fluid_error_section
     error_lines, error_figs = fluid_error_section(runs, tables, figs)
     figure_paths += error_figs
-    packet_lines = repro_lines + paired_lines + error_lines + write_packet_tables(
+    lines = repro_lines + paired_lines + error_lines + write_packet_tables(
         runs, tables, ref, latency_shown=bool(repro_lines))
-    # ---
+    return lines, figure_paths
+
+
+def _cluster_sections(runs: pd.DataFrame, stages: pd.DataFrame, results: Path, tables: Path,
+                      figs: Path, ref: str, st: dict) -> tuple[list[str], list[Path]]:
+    """The summary lines of the cluster, regime, congestion, verdict, shared-scenario,
+    host-load, suite-check and headroom sections, and the regime figures."""
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
-    figure_paths += regime_figs
-    cong_lines = cluster_section(runs, tables, ref) \
+    lines = cluster_section(runs, tables, ref) \
         + cluster_stage_lines(runs, results, tables, ref) + regime_lines \
         + congestion_section(runs, stages, tables, ref) \
         + verdict_section(runs, stages, tables) \
         + shared_scenario_lines(runs) + host_load_section(runs, results, tables, ref) \
         + suite_check_lines(runs, stages, ref) \
         + headroom_lines(results)
-    step("summary")
-    summary = results / "summary.md"
-    summary.write_text(_summary_md(runs, norm, figure_paths, results, ref, reference,
-                                   without_ref, fidelity, cong_lines + packet_lines,
-                                   figure_notes, [p.name for p in written if p.parent == tables],
-                                   command))
-    return summary
+    return lines, regime_figs
 
 
 def _cdf_note(runs: pd.DataFrame, cdf_exps: list[str], command: str) -> str:
@@ -296,199 +332,6 @@ def _cdf_note(runs: pd.DataFrame, cdf_exps: list[str], command: str) -> str:
         text += (f". Those of another experiment: `{command} --cdf EXPERIMENT` "
                  "(`--cdf all`: every experiment)")
     return text + "."
-
-
-GENERAL_TABLES = ("runs.csv", "normalised_avg_sct.csv", "sct_stats.csv", "trial_times.csv")
-
-# What every table of tables/ holds: what a row is, the key columns and their units
-# ("{ref}": the reference policy). The summary lists the general tables first, then the
-# others alphabetically; a table without an entry is named with a pointer to its writer.
-TABLE_DOC = {
-    "cluster_verdict_models.csv": "one row per family, placement, design and baseline compared "
-                                  "in the headline: the ideal fluid model's ratio mean and "
-                                  "ci95 and the packet-aware model's, same traces.",
-    "fluid_error_runs.csv": "one row per packet-level run of the validation set: "
-                            "`emulated_avg_sct_s`, each fluid model's twin `*_avg_sct_s` "
-                            "(ideal, packet-aware; trace s) and `*_error` = twin / emulated - 1.",
-    "fluid_error.csv": "one row per policy and fluid model over the validation set: median, p90 and "
-                       "max of |twin / emulated - 1| and the mean signed error.",
-    "fluid_error_pairs.csv": "one row per validation trace and pair of policies: avg SCT ratio "
-                             "emulated and in each model, and model - emulated ratio.",
-    "fluid_error_pair_summary.csv": "one row per pair of policies and model: median, p90, max of "
-                                    "|model ratio - emulated ratio| over the traces.",
-    "fluid_error_targets.csv": "one row per fluid model: the worst policy's median and p90 abs "
-                              "error, beamer / sincronia mean abs ratio error, and the "
-                              "separated pairs (>= 10%) the emulation orders the same way.",
-    "fluid_error_ratios.csv": "one row per validation experiment and policy: the mean over its "
-                              "traces of beamer / policy avg SCT, emulated (`emulated_ratio`) "
-                              "and in each fluid model (`ideal_ratio`, `packet-aware_ratio`).",
-    "runs.csv": "one row per run: `avg_sct_s` = the run's avg SCT (mean over its stages, s), "
-                "`p95_sct_s`, `avg_cct_s`, `lower_bound_avg_sct_s` (s), `avg_sct_over_lb`, "
-                "`wall_s` (the run's wall-clock time, s).",
-    "normalised_avg_sct.csv": "one row per experiment, scenario and policy, over its runs: "
-                              "`avg_sct_ratio_ref_over_policy_mean` +- "
-                              "`avg_sct_ratio_ref_over_policy_ci95` (`reference` {ref}'s avg "
-                              "SCT / the policy's, per run on the same trace, < 1: {ref} "
-                              "faster; 95% t-interval), and "
-                              "`avg_sct_s_mean` = the mean of the runs' avg SCTs (s; the "
-                              "\"avg SCT, mean of runs\" column above); `seeds` = the number "
-                              "of runs, `unit` = what they are (`seeds`, `repetitions` of one "
-                              "seed, or `runs` of both).",
-    "sct_stats.csv": "one row per experiment, scenario and policy, every stage of every run "
-                     "pooled: `pooled_avg_sct_s` (a run with more stages weighs more, so it "
-                     "differs from `avg_sct_s_mean` where runs have different numbers of "
-                     "stages), `pooled_p50_sct_s` / `pooled_p95_sct_s` / `pooled_p99_sct_s` "
-                     "(s), `stages`.",
-    "trial_times.csv": "one row per experiment, scenario and policy: `avg_trial_time_s` = the "
-                       "mean over the records' jobs (`job_id`: one trial's work inside one "
-                       "stage) of the time from the stage's start to the end of the job's last "
-                       "coflow (s); `trials` = the number of those jobs. Not a tuning job's "
-                       "completion (a tuning job is an app; its completion is "
-                       "`avg_app_completion_s` in `tables/congestion.csv` and the \"tuning "
-                       "job\" column of the regime table, where those families ran).",
-    "capture_reader.csv": "one row per packet-level run: `packets` read from its switch "
-                          "captures, the reader's wall-clock time `read_wall_s` (s) and "
-                          "`packets_per_s`, and the run's wall-clock time `run_wall_s` (s).",
-    "capture_vs_reported.csv": "one row per packet-level run: `stages` compared, "
-                               "`abs_diff_median_s` / `abs_diff_max_s` = median / max over its "
-                               "stages of |SCT from the captures - SCT the driver reported| "
-                               "(trace s), `rel_diff_max` (fraction of the reported SCT), and "
-                               "the two avg SCTs `avg_sct_capture_s` / `avg_sct_reported_s` "
-                               "(trace s).",
-    "congestion.csv": "one row per seed set (`seed_set`), `cong-*` experiment, scenario and policy, mean over seeds: "
-                      "`avg_sct_s`, `p99_sct_s`, `max_sct_s`, `avg_app_completion_s` (a tuning "
-                      "job's completion; all s) and `avg_sct_over_lb`.",
-    "congestion_ratios.csv": "one row per seed set (`seed_set`), `cong-*` experiment and "
-                             "scenario: a column per other policy = {ref}'s avg SCT / that "
-                             "policy's (mean of per-seed ratios; < 1: {ref} faster), "
-                             "`p99_vs_fair` = {ref}'s p99 SCT / fair's, `seeds`, "
-                             "`same_runs_as` (the scenario whose runs it shares, if any).",
-    "emulation_vs_fluid.csv": "one row per stage of every packet-level run with a fluid twin: "
-                              "`sct_mininet_s` (emulated) and `sct_fluid_s` (the twin's), "
-                              "trace s; the points of the figure `emulation_vs_fluid`.",
-    "packet_level_capture.csv": "one row per packet-level experiment, scenario and policy: "
-                                "`avg_sct_capture_ratio_ref_over_policy_mean` +- `..._ci95` "
-                                "= {ref}'s avg SCT from the captures / the policy's (per run "
-                                "of the same trace, mean over `seeds` runs of kind `unit`; "
-                                "95% t-interval; < 1: {ref} faster), "
-                                "`avg_sct_ratio_ref_over_policy_mean` +- `..._ci95` the same "
-                                "from the driver-reported SCTs, `avg_sct_capture_s_mean` / "
-                                "`avg_sct_s_mean` (trace s).",
-    "paired_ratios.csv": "one row per packet-level experiment, seed and other policy: "
-                         "`avg_sct_ratio_ref_over_policy_mean` = mean over `repetitions` of "
-                         "{ref}'s avg SCT / the policy's (same repetition index; < 1: {ref} "
-                         "faster), its 95% intervals `t95_low` / `t95_high` (Student t) and "
-                         "`ci95_low` / `ci95_high` (bootstrap; both from 3 or more "
-                         "repetitions), `twin_avg_sct_ratio_ref_over_policy` (the fluid "
-                         "twin's) and `avg_sct_ratio_ref_over_policy_per_repetition`.",
-    "paired_seeds.csv": "one row per packet-level experiment, scenario and other policy run "
-                        "on 3 or more seeds: `emulated_avg_sct_ratio_ref_over_policy_mean` / "
-                        "`twin_avg_sct_ratio_ref_over_policy_mean` = mean over `seeds` of "
-                        "{ref}'s avg SCT / the policy's (< 1: {ref} faster; emulated: mean "
-                        "over the seed's repetitions), `difference_mean` of emulated - twin with "
-                        "its Student-t 95% interval `difference_t95_low` / "
-                        "`difference_t95_high`, `seeds_in_twin_order` (emulated ratio on the "
-                        "twin's side of 1) and `per_seed` (seed:emulated/twin).",
-    "priority_isolation.csv": "one row per packet-level run with priority classes: "
-                              "`lower_share` = bytes leaving a switch port from classes below "
-                              "the highest queued one / all bytes leaving while two or more "
-                              "classes were queued, `lower_share_per_class` = the same per "
-                              "lower class queued (strict priority predicts about the "
-                              "guaranteed share, `MIN_SHARE` of `emulation/mininet/qos.py`); "
-                              "`departures`, `departures_counted`, `departures_unmatched` "
-                              "(packets).",
-    "regime_scenarios.csv": "one row per seed set, `regime-*` experiment, scenario and other policy: "
-                            "{ref}'s avg SCT (`avg_sct_ratio_ref_over_policy`), p99 SCT "
-                            "(`p99_sct_ratio_ref_over_policy`) and average tuning-job "
-                            "completion time (`avg_app_completion_ratio_ref_over_policy`) / "
-                            "the policy's, mean of per-seed ratios (< 1: {ref} faster).",
-    "host_load.csv": "one row per fluid run of {ref} with a JSON trace: `peak_per_host` (the "
-                     "most trial processes, workers and parameter servers, active on one host "
-                     "at once; a job active from its stage's start to its last coflow's end) "
-                     "and `mean_per_busy_host` (per host, the time-weighted number while it "
-                     "carries one, averaged over the hosts that do); for a run whose trials a "
-                     "cluster placed, GPUs held instead (from `trials.csv`).",
-    "cluster_verdict.csv": "one row per family (a `gpus-<tuner>` experiment's tuner, "
-                           "`congestion`, `gpus per server`, or the experiment), placement, "
-                           "design (`beamer-sbssi`, `beamer`) and baseline of the runs a "
-                           "cluster placed: `ratio_mean` (the design's avg SCT / the "
-                           "baseline's, mean of per-run ratios, < 1: the design faster), "
-                           "`ci95` (its 95% t-interval half-width), `n` (runs, a "
-                           "configuration two experiments share counted once).",
-    "cluster_stages.csv": "one row per cluster experiment, placement, kind of stage "
-                          "(`followed`: another stage of its tuning job depends on it; "
-                          "`last`: none does) and policy ({ref}, and Sincronia or, with "
-                          "Sincronia the reference, beamer): `stages`, "
-                          "mean `sct_s`, mean `trial_wait_s` (a trial's wait for GPUs) and "
-                          "`trial_held_s` (the time a trial holds its GPUs).",
-    "cluster_placement.csv": "one row per experiment, sweep point (`point`: its swept "
-                             "values other than placement and sync pattern) and placement of "
-                             "the runs whose trials a cluster placed: `/ <policy>` ({ref}'s avg SCT / the policy's, "
-                             "mean of per-run ratios) and `/ <policy> ci95` (its 95% "
-                             "t-interval half-width), {ref}'s `{ref}_avg_sct_s`, "
-                             "`trial_wait_mean_s`, `multi_host_trial_share`, "
-                             "`gpu_busy_share`, `jct / sincronia` (with its `ci95`) and "
-                             "`normalised_jct` "
-                             "(JCT / the same tuning job alone).",
-    "verdict.csv": "one row per seed set (`seed_set`), family (a pinned-hosts tuner regime or "
-                   "`congestion`), design (`beamer-sbssi`, `beamer`) and baseline: "
-                   "`ratio_mean` (the design's avg SCT / the baseline's, mean of per-run "
-                   "ratios; congestion: over its distinct scenarios; < 1: the design faster), "
-                   "`worst` (the largest scenario mean), `n` (runs, or distinct scenarios).",
-    "regimes.csv": "one row per seed set (`seed_set`), pinned-hosts tuner regime "
-                   "(`regime-*`) and other policy: "
-                   "`avg_sct_ratio_ref_over_policy_mean` +- "
-                   "`avg_sct_ratio_ref_over_policy_ci95` ({ref}'s avg SCT / the policy's, "
-                   "< 1: {ref} faster; mean over the regime's `runs` = scenarios x seeds; "
-                   "95% t-interval), `p99_sct_ratio_ref_over_policy_mean`, "
-                   "`avg_app_completion_ratio_ref_over_policy_mean` (tuning-job completion), "
-                   "`worst_scenario_avg_sct_ratio_ref_over_policy`.",
-    "reproduction.csv": "one row per packet-level experiment, scenario and policy: emulated / "
-                        "fluid-twin ratios, mean over `runs` (seeds x repetitions) with "
-                        "`*_ci95` (95% t), `*_min`, `*_max`: `avg_ratio` (of avg SCT), "
-                        "`stage_ratio_median` / `stage_ratio_p95` (over stages, of the "
-                        "per-stage ratio); `avg_sct_emulated_s`, `avg_sct_twin_s` (trace s).",
-    "reproduction_pairs.csv": "one row per pair of policies the fluid twin separates by 10% "
-                              "or more (per experiment, scenario and seed): `faster`, "
-                              "`slower`, `twin_gap` (slower / faster - 1), `emulated_gap_min` "
-                              "(over repetitions), `same_order` of `repetitions`, `holds`.",
-    "reproduction_ranking.csv": "one row per packet-level experiment and scenario: "
-                                "`fluid_order` and `emulation_order` (policies by avg SCT, "
-                                "fastest first, `=` between exactly equal ones; emulation: mean over "
-                                "runs), `same` (no pair the twin orders strictly is reversed or "
-                                "tied in the emulation).",
-    "reproduction_runs.csv": "one row per packet-level run with a fluid twin: "
-                             "`avg_sct_emulated_s` / `avg_sct_twin_s` (trace s), `avg_ratio`, "
-                             "`stage_ratio_median` / `stage_ratio_p95`, the class latency "
-                             "`class_latency_median_ms` / `class_latency_p95_ms` / "
-                             "`class_latency_max_ms` (ms, wall clock), `loadavg_1min` at its "
-                             "start and `wall_s` (s).",
-    "scheduler_reaction.csv": "one row per packet-level run: the class latency (a coflow's "
-                              "release -> its class set on its senders' sockets) `median_ms` / "
-                              "`p95_ms` / `max_ms` (ms, wall clock) over its `coflows`.",
-}
-
-
-def tables_lines(ref: str, written: list[str], headroom: str | None = None) -> list[str]:
-    """The summary's "Tables" section: one line per table written (``TABLE_DOC``), the
-    general tables first, then ``headroom`` (the path of ``headroom.csv`` as the summary
-    names it) when the directory has one."""
-    names = list(dict.fromkeys(written))
-    order = [n for n in GENERAL_TABLES if n in names] + sorted(
-        n for n in names if n not in GENERAL_TABLES)
-    lines = ["", "## Tables", "",
-             "In `tables/` (written by the analysis; every number from the run records):", ""]
-    for name in order:
-        doc = TABLE_DOC.get(name)
-        lines.append(f"- `{name}`: " + (doc.format(ref=ref) if doc else
-                                        "written by a section above (no description)."))
-    if headroom:
-        lines += ["", f"Beside `tables/`, not written by the analysis (only read): `{headroom}` "
-                  "(`scripts/headroom.py`): one row per small congested Hyperband instance "
-                  "(`seed`): `lower_bound_avg_sct_s`, `best_static_avg_sct_s` (the best static "
-                  "priority order found, `best_static_order`, over `orders_evaluated` orders) "
-                  "and each policy's `<policy>_avg_sct_s` (s)."]
-    return lines
 
 
 def realloc_lines(runs, pols) -> list[str]:

@@ -289,7 +289,8 @@ def ordering_view(rng: np.random.Generator, S: int = 500, C: int = 2000, L: int 
                 job_critical_path_s=rng.uniform(0, 100, J), job_link_bytes=jlb)
 
 
-def main() -> int:
+def build_parser() -> ArgumentParser:
+    """The benchmark's options."""
     ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=3, help="repetitions per row (median)")
     ap.add_argument("--skip-fb", action="store_true", help="leave out the FB trace rows")
@@ -309,72 +310,114 @@ def main() -> int:
     ap.add_argument("--fb-coflow", action="store_true",
                     help="add FB rows of every other policy under realloc=coflow (rates "
                          "held between coflow events; the ablation)")
+    return ap
+
+
+def main() -> int:
+    ap = build_parser()
     args = ap.parse_args()
     if args.reps < 1:
         ap.error("--reps must be >= 1")
-    from emulation.scheduler import POLICIES, make_policy
     rows: list[tuple[str, str, float, float | None, float | None]] = []  # group, label, s, target, MB
     refs: dict[str, str] = {}
     if args.cli or args.cli_only:
         cli_rows(rows, args.reps)
     if args.cli_only:
         return print_table(rows, refs, args.reps)
+    kernel_rows(rows, args.reps)
+    if not args.skip_fb:
+        fb_rows(rows, refs, args.reps, coflow=args.fb_coflow)
+    hpo_rows(rows, refs, args.reps)
+    if not args.skip_cluster:
+        cluster_rows(rows, refs, args.reps, args.cluster_spines)
+    order_rows(rows, refs, args.reps)
+    return print_table(rows, refs, args.reps)
+
+
+def kernel_rows(rows: list, reps: int) -> None:
+    """The rows of compiling the kernels (no cache) and of loading them from the cache."""
     compile_s = compile_kernels(cold=True)
     rows.append(("-", "compile the numba kernels (no cache; once per checkout)", compile_s, None, None))
     print(f"  done: kernels compiled in {compile_s:.1f} s", file=sys.stderr, flush=True)
     compile_kernels(cold=False)  # fill the on-disk cache the timed runs load from
-    load_s = statistics.median(compile_kernels(cold=False) for _ in range(args.reps))
+    load_s = statistics.median(compile_kernels(cold=False) for _ in range(reps))
     rows.append(("-", "load the compiled kernels from numba's cache (once per process)",
                  load_s, None, None))
 
-    def sim_row(group, kind, policy, realloc, target, label, offline=False, reuse=True):
-        runs = [simulate(kind, policy, realloc, offline, reuse) for _ in range(args.reps)]
-        wall = statistics.median(r[0] for r in runs)
-        rss = max(r[1] for r in runs)
-        rows.append((group, label.format(n=runs[0][2], cct=runs[0][4]), wall, target, rss))
-        print(f"  done: {rows[-1][1]}: {wall:.2f} s, {rss:.0f} MB", file=sys.stderr, flush=True)
 
-    if not args.skip_fb:
-        for p in sorted(POLICIES, key=lambda n: n != "varys"):
-            mode = POLICIES[p].realloc_mode()
-            sim_row("FB", "fb", p, mode, 5.0 if mode == "flow" else 2.0,
-                    f"FB2010 {p} (default realloc={mode})")
-        sim_row("FB", "fb", "fair", "flow", None,
-                "FB2010 fair (realloc=flow, policy asked at every event)", reuse=False)
-        sim_row("FB", "fb", "sincronia", POLICIES["sincronia"].realloc_mode(), 10.0,
-                "FB2010 sincronia offline, K=0 (default realloc; avg CCT {cct:.2f} s)",
-                offline=True)
-        if args.fb_coflow:
-            for p in sorted(POLICIES):
-                if POLICIES[p].realloc_mode() != "coflow":
-                    sim_row("FB", "fb", p, "coflow", None,
-                            f"FB2010 {p} (realloc=coflow; avg CCT {{cct:.2f}} s)")
-        refs["FB"] = next(r[1] for r in rows if r[0] == "FB")
+def sim_row(rows: list, reps: int, group: str, kind: str, policy: str, realloc: str,
+            target: float | None, label: str, *, offline: bool = False, reuse: bool = True
+            ) -> None:
+    """One simulation row: the median wall time of ``reps`` runs and their peak memory
+    (``simulate``); ``label`` may name the coflows ``{n}`` and the avg CCT ``{cct}``."""
+    runs = [simulate(kind, policy, realloc, offline, reuse) for _ in range(reps)]
+    wall = statistics.median(r[0] for r in runs)
+    rss = max(r[1] for r in runs)
+    rows.append((group, label.format(n=runs[0][2], cct=runs[0][4]), wall, target, rss))
+    print(f"  done: {rows[-1][1]}: {wall:.2f} s, {rss:.0f} MB", file=sys.stderr, flush=True)
+
+
+def fb_rows(rows: list, refs: dict[str, str], reps: int, *, coflow: bool) -> None:
+    """The FB2010 rows: every policy under its default mode, fair asked at every event,
+    Sincronia offline, and with ``coflow`` every other policy under realloc=coflow."""
+    from emulation.scheduler import POLICIES
+    for p in sorted(POLICIES, key=lambda n: n != "varys"):
+        mode = POLICIES[p].realloc_mode()
+        sim_row(rows, reps, "FB", "fb", p, mode, 5.0 if mode == "flow" else 2.0,
+                f"FB2010 {p} (default realloc={mode})")
+    sim_row(rows, reps, "FB", "fb", "fair", "flow", None,
+            "FB2010 fair (realloc=flow, policy asked at every event)", reuse=False)
+    sim_row(rows, reps, "FB", "fb", "sincronia", POLICIES["sincronia"].realloc_mode(), 10.0,
+            "FB2010 sincronia offline, K=0 (default realloc; avg CCT {cct:.2f} s)",
+            offline=True)
+    if coflow:
+        for p in sorted(POLICIES):
+            if POLICIES[p].realloc_mode() != "coflow":
+                sim_row(rows, reps, "FB", "fb", p, "coflow", None,
+                        f"FB2010 {p} (realloc=coflow; avg CCT {{cct:.2f}} s)")
+    refs["FB"] = next(r[1] for r in rows if r[0] == "FB")
+
+
+def hpo_rows(rows: list, refs: dict[str, str], reps: int) -> None:
+    """The HPO rows: every policy under its default mode, beamer and Sincronia under
+    realloc=flow."""
+    from emulation.scheduler import POLICIES
     for p in sorted(POLICIES, key=lambda n: n != "fair"):
         mode = POLICIES[p].realloc_mode()
-        sim_row("HPO", "hpo", p, mode, 30.0, f"HPO {p} ({{n}} coflows, default realloc={mode})")
+        sim_row(rows, reps, "HPO", "hpo", p, mode, 30.0,
+                f"HPO {p} ({{n}} coflows, default realloc={mode})")
     for p in ("beamer", "sincronia"):
-        sim_row("HPO", "hpo", p, "flow", None, f"HPO {p} ({{n}} coflows, realloc=flow)")
+        sim_row(rows, reps, "HPO", "hpo", p, "flow", None, f"HPO {p} ({{n}} coflows, realloc=flow)")
     refs["HPO"] = next(r[1] for r in rows if r[0] == "HPO")
-    if not args.skip_cluster:
-        for spines in args.cluster_spines:
-            for p in sorted(POLICIES, key=lambda n: n != "fair"):
-                mode = POLICIES[p].realloc_mode()
-                sim_row("cluster", f"cluster{spines}", p, mode, 60.0,
-                        f"cluster 1024 hosts, {spines} spines, {p} ({{n}} coflows, "
-                        f"default realloc={mode})")
-        # x ref against the FB reference when the FB rows ran, else the first cluster row
-        refs["cluster"] = refs.get("FB") or next(r[1] for r in rows if r[0] == "cluster")
-        costs, nc, ns, nl = decision_costs(args.reps)
-        for p in sorted(costs, key=lambda n: n != "sincronia"):
-            rows.append(("decide", f"decide {p} (cluster view: {nc} coflows, {ns} stages, "
-                                   f"{nl} links)", costs[p], None, None))
-        refs["decide"] = next(r[1] for r in rows if r[0] == "decide")
+
+
+def cluster_rows(rows: list, refs: dict[str, str], reps: int, spine_counts: list[int]) -> None:
+    """The 1,024-host cluster rows, one set per spine count, and each policy's decision
+    cost on the cluster's view."""
+    from emulation.scheduler import POLICIES
+    for spines in spine_counts:
+        for p in sorted(POLICIES, key=lambda n: n != "fair"):
+            mode = POLICIES[p].realloc_mode()
+            sim_row(rows, reps, "cluster", f"cluster{spines}", p, mode, 60.0,
+                    f"cluster 1024 hosts, {spines} spines, {p} ({{n}} coflows, "
+                    f"default realloc={mode})")
+    # x ref against the FB reference when the FB rows ran, else the first cluster row
+    refs["cluster"] = refs.get("FB") or next(r[1] for r in rows if r[0] == "cluster")
+    costs, nc, ns, nl = decision_costs(reps)
+    for p in sorted(costs, key=lambda n: n != "sincronia"):
+        rows.append(("decide", f"decide {p} (cluster view: {nc} coflows, {ns} stages, "
+                               f"{nl} links)", costs[p], None, None))
+    refs["decide"] = next(r[1] for r in rows if r[0] == "decide")
+
+
+def order_rows(rows: list, refs: dict[str, str], reps: int) -> None:
+    """One ordering decision of Sincronia and beamer on a large synthetic view."""
+    from emulation.scheduler import make_policy
     rng = np.random.default_rng(0)
     view = ordering_view(rng)
     for name, target in (("sincronia", None), ("beamer", 0.05)):
         times = []
-        for _ in range(max(3, args.reps)):
+        for _ in range(max(3, reps)):
             pol = make_policy(name)
             t0 = time.perf_counter()
             pol.decide(view)
@@ -382,7 +425,6 @@ def main() -> int:
         rows.append(("order", f"order {name} (500 stages, 2000 coflows, 300 links)",
                      statistics.median(times), target, None))
     refs["order"] = next(r[1] for r in rows if r[0] == "order")
-    return print_table(rows, refs, args.reps)
 
 
 def cli_rows(rows: list, reps: int) -> None:

@@ -1,7 +1,7 @@
 """The experiment runner behind ``run_experiments.py`` (the command line).
 
-``runner.config``  the experiment TOML schema and its expansion into runs (what the CLIs
-                   of ``workloads`` and ``emulation.fluid`` import to validate a config);
+``runner.config``  which files are a suite, their expansion into runs (each checked with
+                   the schema of ``schema``), the hashes that identify a run;
 ``runner.execute`` traces and lower bounds, one run into its directory, the whole set of
                    runs (process pool or Dask);
 ``runner.results_dir`` the state of a results directory: runs done or different, labels

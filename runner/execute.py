@@ -22,6 +22,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from types import MappingProxyType
@@ -294,15 +295,7 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     not run twice)."""
     todo, copies = split_duplicates(todo, list(done_specs), out)
     from tqdm import tqdm
-    prepared = {}
-    prep = progress(total=len(todo), desc="traces and lower bounds", disable=len(todo) < 2,
-                    leave=False)
-    try:
-        for s in todo:
-            prepared[(s.experiment, s.name)] = prepare_trace(s, out)
-            prep.update(1)
-    finally:
-        prep.close()
+    prepared = _prepare_all(todo, out)
     total = len(todo) + len(copies)
     bar = progress(total=total, desc="runs", disable=not total)
     t0 = time.time()
@@ -319,60 +312,89 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
     pooled = [s for s in todo if s.backend != "mininet"]
     try:
         if dask_address and pooled:
-            import contextlib
-            from distributed import Client, LocalCluster, as_completed as dask_completed
-            with contextlib.ExitStack() as stack:
-                if dask_address == "local":
-                    cluster = stack.enter_context(LocalCluster(
-                        n_workers=jobs, threads_per_worker=1, processes=True,
-                        dashboard_address=None))
-                    dask_address = cluster.scheduler_address
-                client = stack.enter_context(Client(dask_address))
-                futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
-                                      pure=False): s for s in pooled}
-                for fut in dask_completed(futs):
-                    done(futs[fut], fut.result())
+            _run_on_dask(pooled, prepared, out, jobs=jobs, address=dask_address, done=done)
         elif jobs == 1 or len(pooled) <= 1:
             for s in pooled:
                 done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         else:
-            # forked workers, so that their parent is the runner (pool_worker)
-            fork = sys.platform.startswith("linux")
-            pool = ProcessPoolExecutor(
-                max_workers=jobs,
-                mp_context=multiprocessing.get_context("fork") if fork else None,
-                initializer=pool_worker if fork else None,
-                initargs=(os.getpid(),) if fork else ())
-
-            def stop() -> None:  # Ctrl-C: no queued run starts, the running ones end now
-                for child in multiprocessing.active_children():
-                    child.kill()
-                pool.shutdown(wait=False, cancel_futures=True)
-
-            try:
-                futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
-                        for s in pooled}
-                rank = {fut: i for i, fut in enumerate(futs)}
-                waiting = set(futs)
-                while waiting:  # woken at least twice a second, so Ctrl-C is seen at once
-                    finished_now, waiting = wait(waiting, timeout=0.5,
-                                                 return_when=FIRST_COMPLETED)
-                    for fut in sorted(finished_now, key=rank.get):
-                        done(futs[fut], fut.result())
-            except KeyboardInterrupt:
-                stop()
-                raise
-            except BaseException:  # a failed run: the queued runs still run, then it shows
-                try:
-                    pool.shutdown(wait=True)
-                except KeyboardInterrupt:
-                    stop()
-                    raise
-                raise
-            pool.shutdown(wait=True)
+            _run_in_pool(pooled, prepared, out, jobs=jobs, done=done)
         for s in local_only:
             done(s, execute(s, *prepared[(s.experiment, s.name)], str(out)))
         for s, src in copies:
             done(s, share(s, out / src.experiment / src.name, out))
     finally:
         bar.close()
+
+
+def _prepare_all(todo: list[RunSpec], out: Path) -> dict[tuple[str, str], Any]:
+    """``prepare_trace`` of every run, by (experiment, run name), with a progress bar."""
+    prepared = {}
+    prep = progress(total=len(todo), desc="traces and lower bounds", disable=len(todo) < 2,
+                    leave=False)
+    try:
+        for s in todo:
+            prepared[(s.experiment, s.name)] = prepare_trace(s, out)
+            prep.update(1)
+    finally:
+        prep.close()
+    return prepared
+
+
+def _run_on_dask(pooled: list[RunSpec], prepared: dict[tuple[str, str], Any], out: Path, *,
+                 jobs: int, address: str, done: Callable[[RunSpec, dict[str, Any]], None]
+                 ) -> None:
+    """Run ``pooled`` on a Dask cluster (``address``; "local": a LocalCluster of ``jobs``
+    single-threaded worker processes), ``done`` called as each finishes."""
+    import contextlib
+    from distributed import Client, LocalCluster, as_completed as dask_completed
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=jobs, threads_per_worker=1, processes=True,
+                dashboard_address=None))
+            address = cluster.scheduler_address
+        client = stack.enter_context(Client(address))
+        futs = {client.submit(execute, s, *prepared[(s.experiment, s.name)], str(out),
+                              pure=False): s for s in pooled}
+        for fut in dask_completed(futs):
+            done(futs[fut], fut.result())
+
+
+def _run_in_pool(pooled: list[RunSpec], prepared: dict[tuple[str, str], Any], out: Path, *,
+                 jobs: int, done: Callable[[RunSpec, dict[str, Any]], None]) -> None:
+    """Run ``pooled`` in a process pool of ``jobs`` workers, ``done`` called in submission
+    order among the runs that finish together; Ctrl-C ends the running ones at once, and a
+    failed run lets the queued ones run before it is raised."""
+    # forked workers, so that their parent is the runner (pool_worker)
+    fork = sys.platform.startswith("linux")
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("fork") if fork else None,
+        initializer=pool_worker if fork else None,
+        initargs=(os.getpid(),) if fork else ())
+
+    def stop() -> None:  # Ctrl-C: no queued run starts, the running ones end now
+        for child in multiprocessing.active_children():
+            child.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    try:
+        futs = {pool.submit(execute, s, *prepared[(s.experiment, s.name)], str(out)): s
+                for s in pooled}
+        rank = {fut: i for i, fut in enumerate(futs)}
+        waiting = set(futs)
+        while waiting:  # woken at least twice a second, so Ctrl-C is seen at once
+            finished_now, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in sorted(finished_now, key=rank.get):
+                done(futs[fut], fut.result())
+    except KeyboardInterrupt:
+        stop()
+        raise
+    except BaseException:  # a failed run: the queued runs still run, then it shows
+        try:
+            pool.shutdown(wait=True)
+        except KeyboardInterrupt:
+            stop()
+            raise
+        raise
+    pool.shutdown(wait=True)

@@ -1,12 +1,12 @@
 """The state of a results directory, read and brought up to date without running
-anything: which runs are there (``committed_runs``, ``is_done``, ``run_status``,
-``backend_of``, ``recorded_realloc``, ``run_policies``, ``recorded_policies``), how a
-recorded run differs from the config's (``config_changes``, ``label_changes``,
-``resolved_realloc``, ``stale_runs``), a done run's description, figure and run lists
-brought up to date (``relabel``), and what runners killed mid-write left
-(``interrupted_leftovers``, ``put_back_plan``; ``clear_leftovers`` removes it or puts
-whole runs back). Files are replaced atomically (``write_atomic``); a run directory's
-run_config.json text is ``run_config_text``.
+anything: which runs are there (``committed_runs``, ``is_done``, ``run_status``: a
+``RunStatus``, ``backend_of``, ``recorded_realloc``, ``run_policies``,
+``recorded_policies``), how a recorded run differs from the config's
+(``config_changes``, ``label_changes``, ``resolved_realloc``, ``stale_runs``), a done
+run's description, figure and run lists brought up to date (``relabel``), and what
+runners killed mid-write left (``interrupted_leftovers``, ``put_back_plan``;
+``clear_leftovers`` removes it or puts whole runs back). Files are replaced atomically
+(``write_atomic``); a run directory's run_config.json text is ``run_config_text``.
 """
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import json
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from emulation.records import SAME_RUN_AS
 from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec, run_key
@@ -145,28 +146,40 @@ def committed_runs(results: Path) -> list[Path]:
                   if not p.parent.name.startswith("."))
 
 
+@dataclass(frozen=True)
+class RunStatus:
+    """What a run's directory holds for a run (``run_status``)."""
+
+    # "done" (this run), "to run" (nothing, or a shared run whose source is gone) or
+    # "different" (another run: replaced only with --force)
+    state: Literal["done", "to run", "different"]
+    # the config hash its run_config.json records; None: no directory, or unreadable
+    recorded_hash: str | None
+    # the reallocation mode a fluid run was recorded under when it is not the one the
+    # spec resolves to (``resolved_realloc``; the run is then "different"), else None
+    recorded_realloc: str | None = None
+
+
 def is_done(spec: RunSpec, out_root: Path) -> bool:
     """True if the run's directory holds this run (``run_status``)."""
-    return run_status(spec, out_root)[0] == "done"
+    return run_status(spec, out_root).state == "done"
 
 
-def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
-               ) -> tuple[str, str | None]:
-    """("done" | "to run" | "different", the config hash found). A run directory whose
-    run_config.json holds the same config hash is done, and so is one whose config differs
-    only in the labels of ``COSMETIC_EXPERIMENT_KEYS`` or the run lists of
-    ``RUN_LIST_EXPERIMENT_KEYS`` (same ``run_key``; the hash found is then not the spec's,
-    and ``relabel`` writes the spec's config and hash); one holding another
-    run (or an unreadable run_config.json) is a different run, replaced only with
-    ``--force``, and so is a fluid run recorded under another reallocation mode than the
-    spec resolves to (``resolved_realloc``; the second value is then ``"realloc MODE"``,
-    the recorded mode). A directory that shares another's records (run.json
-    ``same_run_as``) whose source holds no run any more is to run again. ``run_dir``: read
-    that directory instead of the run's own (what a dry run would find there once
-    ``put_back_plan`` moved it into place)."""
+def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None) -> RunStatus:
+    """The ``RunStatus`` of a run's directory. A run directory whose run_config.json holds
+    the same config hash is done, and so is one whose config differs only in the labels of
+    ``COSMETIC_EXPERIMENT_KEYS`` or the run lists of ``RUN_LIST_EXPERIMENT_KEYS`` (same
+    ``run_key``; the hash recorded is then not the spec's, and ``relabel`` writes the
+    spec's config and hash); one holding another run (or an unreadable run_config.json)
+    is a different run, replaced only with ``--force``, and so is a fluid run recorded
+    under another reallocation mode than the spec resolves to (``resolved_realloc``; its
+    ``recorded_realloc`` is the recorded mode). A directory that shares another's records
+    (run.json ``same_run_as``) whose source holds no run any more is to run again.
+    ``run_dir``: read that directory instead of the run's own (what a dry run would find
+    there once ``put_back_plan`` moved it into place)."""
     d = run_dir or out_root / spec.experiment / spec.name
     if not d.exists():
-        return "to run", None
+        return RunStatus("to run", None)
     try:
         stored = json.loads((d / "run_config.json").read_text())
         old = stored.get("config_hash")
@@ -174,12 +187,12 @@ def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         old, same = None, False
     if same and not _shared_run_present(d):
-        return "to run", old
+        return RunStatus("to run", old)
     if same:
         recorded, wanted = recorded_realloc(d), resolved_realloc(spec)
         if recorded is not None and wanted is not None and recorded != wanted:
-            return "different", f"realloc {recorded}"
-    return ("done" if same else "different"), old
+            return RunStatus("different", old, recorded_realloc=recorded)
+    return RunStatus("done" if same else "different", old)
 
 
 def _shared_run_present(run_dir: Path) -> bool:

@@ -267,7 +267,8 @@ def _preload(root: Path) -> None:
     for name in preloaded:
         importlib.import_module(name).warm_up()
     loaded = [m for m in sys.modules if m.split(".")[0] in ("emulation", "analysis", "workloads",
-                                                            "tests", "run_experiments", "runner")]
+                                                            "tests", "run_experiments", "runner",
+                                                            "schema")]
     allowed = {"emulation", "emulation.kernels", "emulation.fluid", *preloaded}
     if set(loaded) - allowed:
         raise RuntimeError(f"project modules preloaded: {sorted(set(loaded) - allowed)}")

@@ -87,7 +87,7 @@ def test_registering_a_policy_keeps_the_committed_runs_done(monkeypatch):
     run) and the added policy's 6 runs are to run."""
     register_added(monkeypatch)
     specs = load_experiment(REPO / "experiments" / "pinned_hosts" / "pattern.toml", full=False)
-    status = Counter((run_status(s, REPO / "results")[0], s.policy == ADDED) for s in specs)
+    status = Counter((run_status(s, REPO / "results").state, s.policy == ADDED) for s in specs)
     assert status == {("done", False): 54, ("to run", True): 6}
 
 

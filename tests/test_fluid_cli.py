@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from emulation.fluid import __main__ as cli
-from runner.cli_config import read_config
 from emulation.fluid import run as run_mod
+from schema.cli import read_config
 from tests.conftest import PYTHON, REPO
 from tests.helpers import tiny_trace
 from workloads import trace as trace_mod

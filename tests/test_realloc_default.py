@@ -12,7 +12,7 @@ import pytest
 
 from emulation.fluid.__main__ import DEFAULT_REALLOC
 from emulation.scheduler import POLICIES, Decision, Policy
-from runner.config import ExperimentSection
+from schema.experiment import ExperimentSection
 from tests.conftest import PYTHON, REPO
 from tests.helpers import tiny_trace
 from workloads import trace as trace_mod

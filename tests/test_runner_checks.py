@@ -161,7 +161,7 @@ def _failing(monkeypatch):
 def test_a_failing_run_leaves_no_directory_and_reruns(tmp_path, monkeypatch):
     import run_experiments as rx
     from runner.config import load_experiment
-    from runner.results_dir import committed_runs, run_status
+    from runner.results_dir import RunStatus, committed_runs, run_status
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     [spec] = load_experiment(cfg, full=False)
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
@@ -171,9 +171,9 @@ def test_a_failing_run_leaves_no_directory_and_reruns(tmp_path, monkeypatch):
             rx.main(args)
     assert sorted(p.name for p in (out / "one").iterdir()) == ["traces"]  # whole files only
     assert not list((out / "one" / "traces").glob(".*"))
-    assert run_status(spec, out) == ("to run", None) and committed_runs(out) == []
+    assert run_status(spec, out) == RunStatus("to run", None) and committed_runs(out) == []
     assert rx.main(args) == 0
-    assert run_status(spec, out) == ("done", spec.config_hash)
+    assert run_status(spec, out) == RunStatus("done", spec.config_hash)
     assert (out / "one" / spec.name / "stages.csv").exists()
 
 
@@ -182,7 +182,7 @@ def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
     run is still there, whole, and still a different run."""
     import run_experiments as rx
     from runner.config import load_experiment
-    from runner.results_dir import run_status
+    from runner.results_dir import RunStatus, run_status
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
@@ -195,7 +195,7 @@ def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
         with pytest.raises(RuntimeError):
             rx.main([*args, "--force"])
     assert {p.name: p.read_bytes() for p in (out / "one" / old.name).iterdir()} == before
-    assert run_status(new, out) == ("different", old.config_hash)
+    assert run_status(new, out) == RunStatus("different", old.config_hash)
     assert sorted(p.name for p in (out / "one").iterdir()) == [old.name, "traces"]
 
 
@@ -210,18 +210,19 @@ def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
     import run_experiments as rx
     from emulation.scheduler import POLICIES
     from runner.config import load_experiment
-    from runner.results_dir import resolved_realloc, run_status
+    from runner.results_dir import RunStatus, resolved_realloc, run_status
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
     [spec] = load_experiment(cfg, full=False)
     run_json = out / "one" / spec.name / "run.json"
     assert json.loads(run_json.read_text())["realloc"] == "flow"
-    assert run_status(spec, out) == ("done", spec.config_hash)
+    assert run_status(spec, out) == RunStatus("done", spec.config_hash)
     with monkeypatch.context() as m:
         m.setitem(POLICIES, "fair", type("Fair", (POLICIES["fair"],), {"default_realloc": "coflow"}))
         assert resolved_realloc(spec) == "queues"
-        assert run_status(spec, out) == ("different", "realloc flow")
+        assert run_status(spec, out) == RunStatus("different", spec.config_hash,
+                                                  recorded_realloc="flow")
         capsys.readouterr()
         assert rx.main([*args, "--dry-run"]) == 2
         got = capsys.readouterr()
@@ -231,8 +232,10 @@ def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
                "realloc queues" in got.err
         assert rx.main([*args, "--force"]) == 0
         assert json.loads(run_json.read_text())["realloc"] == "queues"
-        assert run_status(spec, out) == ("done", spec.config_hash)
-    assert run_status(spec, out) == ("different", "realloc queues")  # the registry restored
+        assert run_status(spec, out) == RunStatus("done", spec.config_hash)
+    # the registry restored
+    assert run_status(spec, out) == RunStatus("different", spec.config_hash,
+                                              recorded_realloc="queues")
 
 
 def test_commit_keeps_the_older_run_when_the_rename_fails(tmp_path, monkeypatch):
@@ -455,7 +458,7 @@ def test_a_leaf_spine_of_one_leaf_says_its_spines_carry_nothing():
     of oversubscription or spines changes nothing: the note says so. Two leaves: no such
     words."""
     from emulation.topology import TopologyConfig
-    from runner.config import check_topology_hosts
+    from schema.point import check_topology_hosts
     hosts = tuple(f"h{i}" for i in range(16))
     one = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=16), hosts,
                                hosts_key="workload.num_hosts = 16")

@@ -10,7 +10,7 @@ from analysis.criteria import congestion_section
 from analysis.load import load_runs, seed_set_groups, seed_set_of
 from analysis.regimes import regime_section
 from analysis.verdict import verdict_table
-from runner.config import ExperimentSection
+from schema.experiment import ExperimentSection
 from workloads.config import ConfigError, build
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import PYTHON, REPO
 
-NEEDED = ("run_experiments.py", "runner", "analysis", "emulation", "workloads", "experiments")
+NEEDED = ("run_experiments.py", "runner", "schema", "analysis", "emulation", "workloads",
+          "experiments")
 
 
 def repo_copy(dest: Path) -> Path:

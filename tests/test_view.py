@@ -88,7 +88,13 @@ def complete(state, t, *rows):
 
 def test_view_fields_over_a_multi_iteration_multi_coflow_run():
     st = ClusterState(trace(), TOPO)
+    _check_view_at_release(st)
+    _check_view_with_progress(st)
+    _check_view_after_completions(st)
 
+
+def _check_view_at_release(st: ClusterState) -> None:
+    """t = 0 and 0.5: stage and job fields as the first coflows are released."""
     # t = 0: both stages started, J1 and J2 computing, K's coflow released at once
     v, _ = at(st, 0.0)
     assert set(v.stage_ids) == {"S", "T"} and set(v.job_ids) == {"J1", "J2", "K"}
@@ -111,6 +117,9 @@ def test_view_fields_over_a_multi_iteration_multi_coflow_run():
     # J2: 1 full iteration after this one (6.5) + the in-flight coflow counted whole (6)
     assert cp["J1"] == pytest.approx(26.5) and cp["J2"] == pytest.approx(12.5)
 
+
+def _check_view_with_progress(st: ClusterState) -> None:
+    """t = 2: coflow fields once flows have sent part of their bytes."""
     # t = 2: J1's c0 released at 1; progress: J1 c0 sent 1 of 4, J2 sent 2 of 6, K sent 4 of 5
     v, _ = at(st, 1.0)
     st.advance_clock(2.0)
@@ -144,6 +153,9 @@ def test_view_fields_over_a_multi_iteration_multi_coflow_run():
     assert cs == {"J1/i0/c0": "S", "J2/i0/c0": "S", "K/i0/c0": "T"}
     assert cj == {"J1/i0/c0": "J1", "J2/i0/c0": "J2", "K/i0/c0": "K"}
 
+
+def _check_view_after_completions(st: ClusterState) -> None:
+    """t = 3 to 8: the fields as coflows, a stage and an iteration complete."""
     # t = 3: J1's c0 done -> c1 released (two flows); K done -> stage T done
     complete(st, 3.0, flow_index(st, "J1/i0/c0", 0, 1), flow_index(st, "K/i0/c0", 2, 3))
     v, _ = st.view()

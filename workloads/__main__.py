@@ -36,10 +36,11 @@ def read_experiment(path: str | Path, seed: int | None = None
     """An experiment TOML, as ``generate`` reads it: the ``[workload]`` config (strictly
     validated, seed rule above) or, if ``[experiment] trace`` names a trace file, that
     file instead (config None); and a one-line note naming what is not used, or None.
-    Every table is validated with the runner's own schemas (``runner.config``);
+    Every table is validated with the suite's own schemas (``schema``);
     ConfigError names a bad key."""
     from emulation.topology import TopologyConfig
-    from runner.config import TABLES, ExperimentSection, check_workload_keys, sweep_points
+    from schema.experiment import TABLES, ExperimentSection
+    from schema.sweep import check_workload_keys, sweep_points
     p = Path(path)
     data = load_toml(p)
     for key in data:
@@ -101,7 +102,8 @@ def workload_config_from_toml(path: str | Path, seed: int | None = None) -> Work
     return cfg
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> ArgumentParser:
+    """The command line: ``generate``, ``summary`` and ``validate``."""
     parser = ArgumentParser(
         prog="python -m workloads", formatter_class=argparse.RawDescriptionHelpFormatter,
         description=described("Traces: generate one from an experiment TOML, print its "
@@ -148,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                     "0, or one line 'error: FILE: ...' naming the field (and app/stage/job) or "
                     "the line number, and exit 2.")
     v.add_argument("file", help="JSON trace or coflow-benchmark .txt file")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     bad_out = args.cmd == "generate" and output_path_error(args.output, option="-o",
                                                            kind="file")
     if bad_out:
@@ -156,35 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if args.cmd == "generate":
-            cfg, trace_file, note = read_experiment(args.config, seed=args.seed)
-            if note:
-                print(note, file=sys.stderr)
-            t = (generate(cfg, cluster=read_cluster(args.config)) if cfg is not None
-                 else coflow_benchmark.load_any(trace_file))
-            Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # runs/ in a fresh clone
-            trace.save(t, args.output)
-            n_coflows = sum(j.iterations * len(j.coflows) for j in t.jobs())
-            seed = "none" if t.seed is None else t.seed
-            what = (f"{n_coflows} coflows" if t.cluster is None else
-                    f"{len(t.jobs())} trials placed during the run on "
-                    f"{t.cluster['gpus_per_host']} GPUs per host ({t.cluster['placement']})")
-            print(f"wrote {args.output}: seed {seed}, {len(t.apps)} apps, "
-                  f"{what}, sha256 {trace.sha256(t)[:12]}")
+            _generate(args.config, args.output, seed=args.seed)
         elif args.cmd == "summary":
-            t = coflow_benchmark.load_any(args.file)
-            summ = t.summary()
-            sent, recv = summ.pop("per_host_sent_bytes"), summ.pop("per_host_received_bytes")
-            for k, val in summ.items():
-                print(f"{k}: {val}")
-            if t.cluster is not None:
-                print(f"note: trials placed during the run on {t.cluster['gpus_per_host']} GPUs "
-                      "per host ([cluster]): their coflows and flows exist only once a run "
-                      "places them (0 here), and ASHA segments the run's tuner stops are "
-                      "not run, so a run may count fewer stages")
-            if args.per_host:
-                for h in t.hosts:
-                    print(f"host_{h}_sent_bytes: {sent[h]}")
-                    print(f"host_{h}_received_bytes: {recv[h]}")
+            _summary(args.file, per_host=args.per_host)
         else:
             t = coflow_benchmark.load_any(args.file)
             print(f"ok: {args.file}: {len(t.apps)} apps, {len(t.stages())} stages")
@@ -192,6 +172,44 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _generate(config: str, output: str, *, seed: int | None) -> None:
+    """``generate``: the trace of an experiment TOML written to ``output``, a line saying
+    what it holds."""
+    cfg, trace_file, note = read_experiment(config, seed=seed)
+    if note:
+        print(note, file=sys.stderr)
+    t = (generate(cfg, cluster=read_cluster(config)) if cfg is not None
+         else coflow_benchmark.load_any(trace_file))
+    Path(output).parent.mkdir(parents=True, exist_ok=True)  # runs/ in a fresh clone
+    trace.save(t, output)
+    n_coflows = sum(j.iterations * len(j.coflows) for j in t.jobs())
+    shown_seed = "none" if t.seed is None else t.seed
+    what = (f"{n_coflows} coflows" if t.cluster is None else
+            f"{len(t.jobs())} trials placed during the run on "
+            f"{t.cluster['gpus_per_host']} GPUs per host ({t.cluster['placement']})")
+    print(f"wrote {output}: seed {shown_seed}, {len(t.apps)} apps, "
+          f"{what}, sha256 {trace.sha256(t)[:12]}")
+
+
+def _summary(file: str, *, per_host: bool) -> None:
+    """``summary``: a trace's size as ``name: value`` lines (``per_host``: every host's
+    sent and received bytes too)."""
+    t = coflow_benchmark.load_any(file)
+    summ = t.summary()
+    sent, recv = summ.pop("per_host_sent_bytes"), summ.pop("per_host_received_bytes")
+    for k, val in summ.items():
+        print(f"{k}: {val}")
+    if t.cluster is not None:
+        print(f"note: trials placed during the run on {t.cluster['gpus_per_host']} GPUs "
+              "per host ([cluster]): their coflows and flows exist only once a run "
+              "places them (0 here), and ASHA segments the run's tuner stops are "
+              "not run, so a run may count fewer stages")
+    if per_host:
+        for h in t.hosts:
+            print(f"host_{h}_sent_bytes: {sent[h]}")
+            print(f"host_{h}_received_bytes: {recv[h]}")
 
 
 def _in(path, fn, *args):

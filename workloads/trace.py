@@ -327,118 +327,138 @@ def validate_dict(data: Any) -> Trace:
         raise TraceError("trace: 'hosts' must be a non-empty list of names")
     if len(set(hosts)) != len(hosts):
         raise TraceError("trace: 'hosts' has duplicate names")
-    host_set = set(hosts)
     meta = data.get("meta", {})
     if not isinstance(meta, dict):
         raise TraceError("trace: 'meta' must be an object")
     cluster = data.get("cluster")
     if cluster is not None:
         _check_cluster(cluster, len(hosts))
-    seen_ids: set[str] = set()
-
-    def fresh(kind: str, ident: str, where: str) -> str:
-        if ident in seen_ids:
-            raise TraceError(f"{where}: duplicate {kind} id {ident!r}")
-        seen_ids.add(ident)
-        return ident
-
-    apps = []
-    stage_ids: set[str] = set()
-    for ai, a in enumerate(_get(data, "apps", list, "trace")):
-        where = f"apps[{ai}]"
-        _known_keys(a, "app", where)
-        app_id = fresh("app", _get(a, "app_id", str, where), where)
-        where = f"app {app_id}"
-        arrival = _number(a, "arrival_s", where)
-        algorithm = _get(a, "algorithm", str, where)
-        stages = []
-        for si, s in enumerate(_get(a, "stages", list, where)):
-            swhere = f"{where} / stages[{si}]"
-            _known_keys(s, "stage", f"apps[{ai}].stages[{si}]")
-            stage_id = fresh("stage", _get(s, "stage_id", str, swhere), swhere)
-            swhere = f"{where} / stage {stage_id}"
-            weight = _number(s, "weight", swhere)
-            deps = _get(s, "depends_on", list, swhere)
-            for d in deps:
-                if d not in stage_ids:
-                    raise TraceError(f"{swhere}: 'depends_on' names {d!r}, not an earlier stage")
-            jobs = []
-            for ji, j in enumerate(_get(s, "jobs", list, swhere)):
-                jwhere = f"{swhere} / jobs[{ji}]"
-                jpath = f"apps[{ai}].stages[{si}].jobs[{ji}]"
-                _known_keys(j, "job", jpath)
-                job_id = fresh("job", _get(j, "job_id", str, jwhere), jwhere)
-                jwhere = f"{swhere} / job {job_id}"
-                jhosts = _get(j, "hosts", list, jwhere)
-                for h in jhosts:
-                    if h not in host_set:
-                        raise TraceError(f"{jwhere}: 'hosts' names unknown host {h!r}")
-                job_hosts = set(jhosts)
-                iterations = _get(j, "iterations", int, jwhere)
-                if iterations < 1:
-                    raise TraceError(f"{jwhere}: 'iterations' must be >= 1, got {iterations}")
-                coflows = []
-                for ci, c in enumerate(_get(j, "coflows", list, jwhere)):
-                    cwhere = f"{jwhere} / coflows[{ci}]"
-                    _known_keys(c, "coflow", f"{jpath}.coflows[{ci}]")
-                    flows = []
-                    for fi, f in enumerate(_get(c, "flows", list, cwhere)):
-                        fwhere = f"{cwhere} / flows[{fi}]"
-                        if isinstance(f, dict) and not f.keys() <= FLOW_KEYS:  # (fast path)
-                            _known_keys(f, "flow", f"{jpath}.coflows[{ci}].flows[{fi}]")
-                        src = _get(f, "src", str, fwhere)
-                        dst = _get(f, "dst", str, fwhere)
-                        size = _get(f, "size_bytes", int, fwhere)
-                        for key, h in (("src", src), ("dst", dst)):
-                            if h not in host_set:
-                                raise TraceError(f"{fwhere}: '{key}' is unknown host {h!r}")
-                            if job_hosts and h not in job_hosts:
-                                raise TraceError(f"{fwhere}: '{key}' {h!r} is not one of the "
-                                                 f"job's 'hosts' {jhosts}")
-                        if src == dst and endpoints == "hosts":
-                            raise TraceError(f"{fwhere}: 'src' and 'dst' are the same host {src!r}")
-                        if size <= 0:
-                            raise TraceError(f"{fwhere}: 'size_bytes' must be > 0, got {size}")
-                        flows.append(Flow(src, dst, size))
-                    if not flows:
-                        raise TraceError(f"{cwhere}: 'flows' is empty")
-                    coflows.append(CoflowSpec(tuple(flows)))
-                gpus = _get(j, "gpus", int, jwhere) if "gpus" in j else 0
-                if gpus < 0 or (gpus > 0) != (cluster is not None):
-                    raise TraceError(f"{jwhere}: 'gpus' must be > 0 exactly when the trace "
-                                     f"has a 'cluster', got {gpus}")
-                if gpus and (jhosts or coflows):
-                    raise TraceError(f"{jwhere}: a job with 'gpus' is placed during the run: "
-                                     "its 'hosts' and 'coflows' must be empty")
-                placed = {k: _get(j, k, int, jwhere) for k in ("model_size_bytes", "ps_servers")
-                          if gpus}
-                jobs.append(Job(
-                    job_id=job_id,
-                    trial_id=_get(j, "trial_id", str, jwhere),
-                    model=_get(j, "model", str, jwhere),
-                    pattern=_get(j, "pattern", str, jwhere),
-                    hosts=tuple(jhosts),
-                    iterations=iterations,
-                    compute_s=_number(j, "compute_s", jwhere),
-                    coflows=tuple(coflows),
-                    gpus=gpus,
-                    **placed,
-                ))
-            if not jobs:
-                raise TraceError(f"{swhere}: 'jobs' is empty")
-            asha = s.get("asha")
-            if asha is not None:
-                _check_asha(asha, swhere, cluster is not None)
-            stages.append(Stage(stage_id, app_id, weight, tuple(deps), tuple(jobs), asha))
-            stage_ids.add(stage_id)
-        if not stages:
-            raise TraceError(f"{where}: 'stages' is empty")
-        _check_asha_chains(stages, where)
-        apps.append(App(app_id, arrival, algorithm, tuple(stages)))
+    reader = _AppReader(set(hosts), endpoints, cluster is not None)
+    apps = [reader.app(a, ai) for ai, a in enumerate(_get(data, "apps", list, "trace"))]
     if not apps:
         raise TraceError("trace: 'apps' is empty")
     return Trace(seed=seed, endpoints=endpoints, hosts=tuple(hosts), apps=tuple(apps),
                  meta=meta, version=version, cluster=cluster)
+
+
+class _AppReader:
+    """Checks a trace's apps in order and builds them (``validate_dict``): ids unique
+    across the trace, ``depends_on`` naming earlier stages, hosts among the trace's."""
+
+    def __init__(self, host_set: set[str], endpoints: str, has_cluster: bool) -> None:
+        self.host_set = host_set
+        self.endpoints = endpoints
+        self.has_cluster = has_cluster
+        self.seen_ids: set[str] = set()
+        self.stage_ids: set[str] = set()
+
+    def fresh(self, kind: str, ident: str, where: str) -> str:
+        """``ident``, once: TraceError if an app, stage or job already has that id."""
+        if ident in self.seen_ids:
+            raise TraceError(f"{where}: duplicate {kind} id {ident!r}")
+        self.seen_ids.add(ident)
+        return ident
+
+    def app(self, a: Any, ai: int) -> App:
+        """The ``App`` of ``apps[ai]``."""
+        where = f"apps[{ai}]"
+        _known_keys(a, "app", where)
+        app_id = self.fresh("app", _get(a, "app_id", str, where), where)
+        where = f"app {app_id}"
+        arrival = _number(a, "arrival_s", where)
+        algorithm = _get(a, "algorithm", str, where)
+        stages = [self.stage(s, app_id, where, f"apps[{ai}].stages[{si}]", si)
+                  for si, s in enumerate(_get(a, "stages", list, where))]
+        if not stages:
+            raise TraceError(f"{where}: 'stages' is empty")
+        _check_asha_chains(stages, where)
+        return App(app_id, arrival, algorithm, tuple(stages))
+
+    def stage(self, s: Any, app_id: str, where: str, spath: str, si: int) -> Stage:
+        """The ``Stage`` ``stages[si]`` of the app ``where`` names, at key path ``spath``."""
+        swhere = f"{where} / stages[{si}]"
+        _known_keys(s, "stage", spath)
+        stage_id = self.fresh("stage", _get(s, "stage_id", str, swhere), swhere)
+        swhere = f"{where} / stage {stage_id}"
+        weight = _number(s, "weight", swhere)
+        deps = _get(s, "depends_on", list, swhere)
+        for d in deps:
+            if d not in self.stage_ids:
+                raise TraceError(f"{swhere}: 'depends_on' names {d!r}, not an earlier stage")
+        jobs = [self.job(j, swhere, f"{spath}.jobs[{ji}]", ji)
+                for ji, j in enumerate(_get(s, "jobs", list, swhere))]
+        if not jobs:
+            raise TraceError(f"{swhere}: 'jobs' is empty")
+        asha = s.get("asha")
+        if asha is not None:
+            _check_asha(asha, swhere, self.has_cluster)
+        self.stage_ids.add(stage_id)
+        return Stage(stage_id, app_id, weight, tuple(deps), tuple(jobs), asha)
+
+    def job(self, j: Any, swhere: str, jpath: str, ji: int) -> Job:
+        """The ``Job`` ``jobs[ji]`` of the stage ``swhere`` names, at key path ``jpath``."""
+        jwhere = f"{swhere} / jobs[{ji}]"
+        _known_keys(j, "job", jpath)
+        job_id = self.fresh("job", _get(j, "job_id", str, jwhere), jwhere)
+        jwhere = f"{swhere} / job {job_id}"
+        jhosts = _get(j, "hosts", list, jwhere)
+        for h in jhosts:
+            if h not in self.host_set:
+                raise TraceError(f"{jwhere}: 'hosts' names unknown host {h!r}")
+        iterations = _get(j, "iterations", int, jwhere)
+        if iterations < 1:
+            raise TraceError(f"{jwhere}: 'iterations' must be >= 1, got {iterations}")
+        coflows = [self.coflow(c, f"{jpath}.coflows[{ci}]", f"{jwhere} / coflows[{ci}]", jhosts)
+                   for ci, c in enumerate(_get(j, "coflows", list, jwhere))]
+        gpus = _get(j, "gpus", int, jwhere) if "gpus" in j else 0
+        if gpus < 0 or (gpus > 0) != self.has_cluster:
+            raise TraceError(f"{jwhere}: 'gpus' must be > 0 exactly when the trace "
+                             f"has a 'cluster', got {gpus}")
+        if gpus and (jhosts or coflows):
+            raise TraceError(f"{jwhere}: a job with 'gpus' is placed during the run: "
+                             "its 'hosts' and 'coflows' must be empty")
+        placed = {k: _get(j, k, int, jwhere) for k in ("model_size_bytes", "ps_servers")
+                  if gpus}
+        return Job(
+            job_id=job_id,
+            trial_id=_get(j, "trial_id", str, jwhere),
+            model=_get(j, "model", str, jwhere),
+            pattern=_get(j, "pattern", str, jwhere),
+            hosts=tuple(jhosts),
+            iterations=iterations,
+            compute_s=_number(j, "compute_s", jwhere),
+            coflows=tuple(coflows),
+            gpus=gpus,
+            **placed,
+        )
+
+    def coflow(self, c: Any, cpath: str, cwhere: str, jhosts: list[str]) -> CoflowSpec:
+        """The ``CoflowSpec`` at key path ``cpath`` of a job on ``jhosts`` (its flows'
+        ends among them unless the list is empty)."""
+        _known_keys(c, "coflow", cpath)
+        host_set, job_hosts, ports = self.host_set, set(jhosts), self.endpoints == "ports"
+        flows = []
+        for fi, f in enumerate(_get(c, "flows", list, cwhere)):
+            fwhere = f"{cwhere} / flows[{fi}]"
+            if isinstance(f, dict) and not f.keys() <= FLOW_KEYS:  # (fast path)
+                _known_keys(f, "flow", f"{cpath}.flows[{fi}]")
+            src = _get(f, "src", str, fwhere)
+            dst = _get(f, "dst", str, fwhere)
+            size = _get(f, "size_bytes", int, fwhere)
+            for key, h in (("src", src), ("dst", dst)):
+                if h not in host_set:
+                    raise TraceError(f"{fwhere}: '{key}' is unknown host {h!r}")
+                if job_hosts and h not in job_hosts:
+                    raise TraceError(f"{fwhere}: '{key}' {h!r} is not one of the "
+                                     f"job's 'hosts' {jhosts}")
+            if src == dst and not ports:
+                raise TraceError(f"{fwhere}: 'src' and 'dst' are the same host {src!r}")
+            if size <= 0:
+                raise TraceError(f"{fwhere}: 'size_bytes' must be > 0, got {size}")
+            flows.append(Flow(src, dst, size))
+        if not flows:
+            raise TraceError(f"{cwhere}: 'flows' is empty")
+        return CoflowSpec(tuple(flows))
 
 
 def _check_asha(asha: Any, where: str, has_cluster: bool) -> None:

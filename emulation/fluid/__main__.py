@@ -53,7 +53,6 @@ from emulation.scheduler import POLICIES
 from emulation.topology import TopologyConfig, add_topology_args, build_topology
 from schema.cli import (EXPERIMENT_DEFAULTS, TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topology,
                         parse_given, read_config, topology_config)
-from schema.experiment import ExperimentSection
 from schema.point import check_topology_hosts
 from workloads import coflow_benchmark
 from workloads.config import ConfigError

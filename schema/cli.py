@@ -1,8 +1,11 @@
 """An experiment TOML applied to one run's command line (``python -m emulation.fluid`` and
-``python -m emulation.mininet``, ``--config FILE``): which keys of the file a single run
-applies (its ``[topology]`` and some ``[experiment]`` keys, validated with the suite's
-own schemas), a note naming the tables and keys it does not use, and the order in which
-values win: the command's defaults < the file < options given on the command line."""
+``python -m emulation.mininet``, ``--config FILE``): the command lines' defaults, the
+suite's own (``EXPERIMENT_DEFAULTS``, ``TOPOLOGY_DEFAULTS``), which keys of the file a
+single run applies (its ``[topology]`` and some ``[experiment]`` keys, validated with the
+suite's own schemas: ``read_config``), a note naming the tables and keys it does not
+use, and the order in which values win: the command's defaults < the file < options
+given on the command line (``parse_given``, ``TOPOLOGY_FLAGS``, ``merged_topology``,
+``topology_config``)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +13,7 @@ import dataclasses
 from pathlib import Path
 
 from emulation.topology import TopologyConfig
-from runner.config import TABLES, ExperimentSection
+from schema.experiment import TABLES, ExperimentSection
 from workloads.config import ConfigError, build, load_toml, to_dict
 
 # the command lines' defaults are the suite's own (one schema): [experiment] and [topology]
