@@ -1,7 +1,7 @@
 """The fluid model's error against the packet level on the validation set: the
 packet-level runs of the ``validation-*`` experiments (consecutive seeds fixed before any
 run), each with its ideal fluid twin (``twin/``) and, where its emulated setting is
-calibrated, its packet-aware twin (``twin_packet/``, ``emulation/fluid/packet_model.py``).
+calibrated, its packet-aware twin (``twin_packet/``, ``emulation/packet_model.py``).
 
 Owns the per-run table (``error_runs``), the per-policy errors (``policy_errors``), the
 pairwise ratio errors (``pair_errors``), ``beamer``'s mean ratios per experiment

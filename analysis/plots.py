@@ -33,8 +33,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-import matplotlib.ticker
+import matplotlib.ticker  # binds matplotlib too
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -593,8 +592,7 @@ def reproduction(summary: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_title(f"{exp}" + ("" if scen == "all" else f" ({scen})"), fontsize=10)
     axes[0][0].set_ylabel("emulated / fluid twin\n(> 1: emulation slower; log scale)")
     axes[0][-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    note = _interval_note(data["runs"], what="repetitions").replace("one run per bar",
-                                                                    "one run per policy")
+    note = _interval_note(data["runs"], what="repetitions").replace("per bar", "per policy")
     fig.suptitle(f"Packet level vs fluid twin, mean over repetitions; {note}; grey band: "
                  "1 ± 15%" + (f"\n{CUT_NOTE}" if any_cut else ""), fontsize=10)
     fig.tight_layout()

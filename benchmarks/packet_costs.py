@@ -1,4 +1,4 @@
-"""Calibrate the packet-aware fluid model (``emulation/fluid/packet_model.py``) from
+"""Calibrate the packet-aware fluid model (``emulation/packet_model.py``) from
 micro-benchmarks at each emulated link rate, and save the costs in
 ``data/packet_model.json`` (Mininet, as root; about 3 s per run,
 4 minutes per link rate):
@@ -29,7 +29,7 @@ end after the previous one's, and the demoted flow's end against the fluid model
 the costs measured before it. ``fit_costs`` turns them into five costs (medians;
 the demoted flow's stall, which a retransmission timeout makes bimodal, by its mean; the
 stop it takes for a stall from the shorter stops), of which the model applies three
-(``emulation.fluid.packet_model.APPLIED``).
+(``emulation.packet_model.APPLIED``).
 """
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def measure(runs: dict[str, list], *, ideal_s: float) -> dict[str, list[float]]:
 def calibrate(*, rate_scale: float, time_scale: float, reps: int):
     """Run every case ``reps`` times; the fitted costs and the measurements."""
     import dataclasses
-    from emulation.fluid.packet_model import fit_costs
+    from emulation.packet_model import fit_costs
     runs: dict[str, list] = {name: [] for name in CASES}
     for rep in range(reps):
         for name in CASES:  # one repetition of every case before the next
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.reps < 1 or not (min(args.rate_scale) > 0 and args.time_scale > 0):
         ap.error("--reps must be >= 1 and the scales > 0")
-    from emulation.fluid.packet_model import CALIBRATION_PATH, save_costs
+    from emulation.packet_model import CALIBRATION_PATH, save_costs
     from emulation.mininet.net import require_root
     why = require_root()
     if why:

@@ -29,6 +29,10 @@ the results directory) whose records it shares, because its config gives the sam
 (another experiment's scenario that is the same configuration). Its run.json carries that
 run's headline numbers and its own identity (experiment, run name, params).
 
+In memory the state hands its records over as ``Records`` (rows, and the flows as
+``FlowColumns``: columns whose strings are built on first access). ``run_json_text``
+is the one serialiser of run.json, for the backends and for the runner's rewrites.
+
 ``flows.csv`` (706,397 rows on the FB2010 trace) is written by ``write_columns_csv``, which
 gives the bytes pandas' ``to_csv`` gives (numbers formatted by the same numpy conversion,
 each distinct value once; quoting by the standard ``csv`` module) in about a quarter of
@@ -43,7 +47,8 @@ import json
 import os
 import platform
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +163,7 @@ def write_records(outdir: str | Path, *, stages: list[dict], coflows: list[dict]
     if write_flows:
         names = FLOW_COLUMNS + extra.get("flows", [])
         write_columns_csv(out / "flows.csv", columns={k: flows[k] for k in names})
-    (out / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=_json) + "\n")
+    write_run_json(out / "run.json", run)
     return run
 
 
@@ -224,6 +229,17 @@ def _csv_fields(col: Any) -> tuple[list[str], bool] | None:
     return list(col), any(ch in joined for ch in _CSV_SPECIAL)
 
 
+def run_json_text(run: dict[str, Any]) -> str:
+    """run.json's text: sorted keys, two-space indents, numpy numbers and arrays as JSON
+    numbers and lists (every run.json is written through here)."""
+    return json.dumps(run, indent=2, sort_keys=True, default=_json) + "\n"
+
+
+def write_run_json(path: Path, run: dict[str, Any]) -> None:
+    """Write ``run`` as run.json at ``path`` (``run_json_text``)."""
+    Path(path).write_text(run_json_text(run))
+
+
 def _json(o: Any) -> Any:
     if isinstance(o, (np.integer,)):
         return int(o)
@@ -234,3 +250,50 @@ def _json(o: Any) -> Any:
     if isinstance(o, tuple):
         return list(o)
     raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
+
+
+class FlowColumns(Mapping):
+    """The flow records as columns, in ``flows.csv`` order. Numeric columns are arrays;
+    the string columns (ids, hosts) are built on first access, as the FB trace alone has
+    706,397 flows and its strings cost more time and memory than simulating it."""
+
+    ORDER = tuple(FLOW_COLUMNS)
+
+    def __init__(self, *, strings: dict[str, Callable[[], list[str]]],
+                 numbers: dict[str, np.ndarray]):
+        if set(strings) | set(numbers) != set(self.ORDER) or set(strings) & set(numbers):
+            raise ValueError(f"flow columns must be exactly {self.ORDER}")
+        self._strings = strings
+        self._cols: dict[str, Any] = dict(numbers)
+        self.num_rows = len(numbers["size_bytes"])
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._cols:
+            if key not in self._strings:
+                raise KeyError(key)
+            self._cols[key] = self._strings[key]()
+        return self._cols[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ORDER)
+
+    def __len__(self) -> int:
+        return len(self.ORDER)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The columns as a pandas DataFrame (``pd.DataFrame(self)`` would not expand a
+        Mapping that is not a dict)."""
+        return pd.DataFrame({k: self[k] for k in self.ORDER})
+
+
+@dataclass
+class Records:
+    """Plain rows/arrays of what happened; ``emulation.records`` writes them as CSV."""
+
+    stages: list[dict[str, Any]]
+    coflows: list[dict[str, Any]]
+    flows: FlowColumns
+    events: list[tuple[float, str, str]]
+    facts: dict[str, Any] = field(default_factory=dict)
+    trials: list[dict[str, Any]] = field(default_factory=list)  # placed during the run
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # ASHA's, during the run

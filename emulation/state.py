@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ import pandas as pd
 from emulation.admission import Admission
 from emulation.compiled_trace import CompiledTrace, compile_trace, place_job
 from emulation.ids import coflow_id, flow_ids
-from emulation.records import FLOW_COLUMNS
+from emulation.records import FlowColumns, Records
 from emulation.state_kernels import retire_flows
 from emulation.scheduler.base import View
 from emulation.tuner import AshaRule
@@ -43,53 +42,6 @@ EPS_T = 1e-9
 # rate (bytes/s), bytes left at or below which the flow counts as finished
 _ACTIVE_COLUMNS = (("a_tf", np.int64), ("a_cf", np.int64), ("a_pid", np.int64),
                    ("a_rem", float), ("a_start", float), ("a_rate", float), ("a_tol", float))
-
-
-class FlowColumns(Mapping):
-    """The flow records as columns, in ``flows.csv`` order. Numeric columns are arrays;
-    the string columns (ids, hosts) are built on first access, as the FB trace alone has
-    706,397 flows and its strings cost more time and memory than simulating it."""
-
-    ORDER = tuple(FLOW_COLUMNS)
-
-    def __init__(self, *, strings: dict[str, Callable[[], list[str]]],
-                 numbers: dict[str, np.ndarray]):
-        if set(strings) | set(numbers) != set(self.ORDER) or set(strings) & set(numbers):
-            raise ValueError(f"flow columns must be exactly {self.ORDER}")
-        self._strings = strings
-        self._cols: dict[str, Any] = dict(numbers)
-        self.num_rows = len(numbers["size_bytes"])
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._cols:
-            if key not in self._strings:
-                raise KeyError(key)
-            self._cols[key] = self._strings[key]()
-        return self._cols[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.ORDER)
-
-    def __len__(self) -> int:
-        return len(self.ORDER)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The columns as a pandas DataFrame (``pd.DataFrame(self)`` would not expand a
-        Mapping that is not a dict)."""
-        return pd.DataFrame({k: self[k] for k in self.ORDER})
-
-
-@dataclass
-class Records:
-    """Plain rows/arrays of what happened; ``emulation.records`` writes them as CSV."""
-
-    stages: list[dict[str, Any]]
-    coflows: list[dict[str, Any]]
-    flows: FlowColumns
-    events: list[tuple[float, str, str]]
-    facts: dict[str, Any] = field(default_factory=dict)
-    trials: list[dict[str, Any]] = field(default_factory=list)  # placed during the run
-    decisions: list[dict[str, Any]] = field(default_factory=list)  # ASHA's, during the run
 
 
 class ClusterState:
@@ -110,7 +62,7 @@ class ClusterState:
         self.compiled = compile_trace(trace, topology, release_at_zero=release_at_zero)
         self.record_events = record_events
         # a released coflow's flows join the network this much later (the packet-aware
-        # fluid model, emulation/fluid/packet_model.py); its recorded release is the
+        # fluid model, emulation/packet_model.py); its recorded release is the
         # moment it was released
         self.release_latency_s = float(release_latency_s)
         self.job_specs: list[Job] = trace.jobs()

@@ -7,7 +7,7 @@ sincronia's mean absolute ratio error, and writes them to ``--out``.
     .venv/bin/python research/packet_model_variants.py EXPERIMENT [...] \\
         [--results results] [--out research/data/packet_model_variants.json]
 
-The model's form (``emulation.fluid.packet_model.APPLIED``) was chosen on the committed
+The model's form (``emulation.packet_model.APPLIED``) was chosen on the committed
 testbed runs (testbed-random, testbed-ring,
 testbed-ps, testbed-gpus: looked at before), never on the validation set
 (``validation-*`` experiments), which is evaluated once with the chosen form
@@ -48,7 +48,7 @@ VARIANTS = {
 def variant_costs(full, keep: tuple[str, ...]):
     """The costs ``keep`` names taken from ``full``, the others ideal; ``name=value``
     sets one."""
-    from emulation.fluid.packet_model import PacketCosts
+    from emulation.packet_model import PacketCosts
     values = {}
     for k in keep:
         name, _, v = k.partition("=")
@@ -78,7 +78,7 @@ def twin_avg_sct(run_dir: Path, costs) -> float:
 
 
 def evaluate(results: Path, experiments: list[str]) -> pd.DataFrame:
-    from emulation.fluid.packet_model import load_costs
+    from emulation.packet_model import load_costs
     rows = []
     for exp in experiments:
         for d in sorted((results / exp).glob("policy=*")):

@@ -268,7 +268,7 @@ def _recorded_experiment(exp: ExperimentSection) -> dict[str, Any]:
     if exp.fluid_model == "ideal":
         del exp_cfg["fluid_model"]  # the default; keeps the runs' config hashes
     else:  # the costs are part of the run: a new calibration makes new runs
-        from emulation.fluid.packet_model import load_costs
+        from emulation.packet_model import load_costs
         exp_cfg["packet_costs"] = load_costs(rate_scale=exp.rate_scale,
                                              time_scale=exp.time_scale).as_dict()
     return exp_cfg

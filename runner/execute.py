@@ -28,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from emulation.records import SAME_RUN_AS
+from emulation.records import SAME_RUN_AS, write_run_json
 from runner.config import RunSpec, content_key
 from runner.progress import progress
 from runner.results_dir import TWIN_DIRS, run_config_text, write_atomic
@@ -99,7 +99,7 @@ def _portable_paths(run_dir: Path, out_root: Path) -> dict[str, str]:
         tp = run.get("trace_path")
         if isinstance(tp, str) and os.path.isabs(tp):
             run["trace_path"] = Path(os.path.relpath(tp, out_root)).as_posix()
-            rj.write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+            write_run_json(rj, run)
             if rj.parent == run_dir:
                 changed["trace_path"] = run["trace_path"]
     return changed
@@ -139,7 +139,7 @@ def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -
     cfg = spec.experiment_cfg
     costs = None
     if cfg.get("fluid_model", "ideal") == "packet-aware":  # costs recorded in the config
-        from emulation.fluid.packet_model import PacketCosts
+        from emulation.packet_model import PacketCosts
         costs = PacketCosts(**cfg["packet_costs"])
     return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
                      outdir=outdir, priority_classes=cfg["priority_classes"],
@@ -193,7 +193,7 @@ def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path)
                 "loadavg_1min_start": load_start, "loadavg_1min_end": os.getloadavg()[0],
                 "cpu_count": os.cpu_count()})
     packet_twin(spec, trace, trace_path, outdir, lb_avg_sct_s=lb)
-    (outdir / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+    write_run_json(outdir / "run.json", run)
     return run
 
 
@@ -202,7 +202,7 @@ def packet_twin(spec: RunSpec, trace: Any, trace_path: str, run_dir: Path, *,
     """The packet-aware fluid twin of a packet-level run in ``run_dir/twin_packet``: the
     twin's configuration with the costs calibrated for the run's emulated setting
     (``data/packet_model.json``); None (nothing written) if that setting has none."""
-    from emulation.fluid.packet_model import load_costs
+    from emulation.packet_model import load_costs
     from emulation.fluid.run import run_fluid
     from emulation.scheduler import POLICIES
     from emulation.topology import TopologyConfig, build_topology
@@ -238,7 +238,7 @@ def share(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
         run.pop("reused_from", None)
         run.update({**_run_extra(spec),
                     SAME_RUN_AS: f"{source.parent.name}/{source.name}"})
-        (tmp / "run.json").write_text(json.dumps(run, indent=2, sort_keys=True, default=str) + "\n")
+        write_run_json(tmp / "run.json", run)
         _commit_run_dir(spec, tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # gone already once committed

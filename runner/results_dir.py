@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from emulation.records import SAME_RUN_AS
+from emulation.records import SAME_RUN_AS, run_json_text
 from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec, run_key
 
 # a packet-level run's fluid twins: the ideal model and the packet-aware one
@@ -299,7 +299,7 @@ def relabel(spec: RunSpec, out_root: Path) -> None:
     for rj in (d / "run.json", *(d / t / "run.json" for t in TWIN_DIRS)):
         if rj.exists():
             run = {**json.loads(rj.read_text()), "config_hash": spec.config_hash}
-            text = json.dumps(run, indent=2, sort_keys=True, default=str) + "\n"
+            text = run_json_text(run)
             write_atomic(rj, lambda tmp: tmp.write_text(text))
     write_atomic(d / "run_config.json", lambda tmp: tmp.write_text(run_config_text(spec)))
 

@@ -47,7 +47,7 @@ class ExperimentSection:
     time_scale: float = 2.0
     repetitions: int = 1
     # fluid runs: "ideal" (the default) or "packet-aware", the costs calibrated for the
-    # packet level at rate_scale / time_scale (emulation/fluid/packet_model.py); a
+    # packet level at rate_scale / time_scale (emulation/packet_model.py); a
     # packet-level run writes both twins either way
     fluid_model: Literal["ideal", "packet-aware"] = "ideal"
 
@@ -83,7 +83,7 @@ class ExperimentSection:
                               "repetitions need backend = 'mininet'")
         if self.fluid_model == "packet-aware":
             # the calibration file's reader (it imports nothing of the simulator)
-            from emulation.fluid.packet_model import CALIBRATION_PATH, calibration_key, load_costs
+            from emulation.packet_model import CALIBRATION_PATH, calibration_key, load_costs
             if self.backend == "mininet":
                 raise ConfigError(f"{where}.fluid_model: a packet-level run writes both "
                                   "fluid twins (twin/, twin_packet/); the key is for fluid runs")

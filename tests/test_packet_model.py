@@ -1,4 +1,4 @@
-"""The packet-aware fluid model (emulation/fluid/packet_model.py): each cost applied by
+"""The packet-aware fluid model (emulation/packet_model.py): each cost applied by
 the engine as derived by hand on one-link traces, the fit from measurements, the
 calibration file, and run.json's record of the model."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from emulation.fluid.packet_model import (PacketCosts, calibration_key, fit_costs,  # noqa: E402
+from emulation.packet_model import (PacketCosts, calibration_key, fit_costs,  # noqa: E402
                                           load_costs, save_costs)
 
 SIZE = 153_820_272
@@ -166,7 +166,7 @@ gpu_mix = {{ "2" = 1.0 }}
 
 
 def test_experiment_key_needs_a_calibration_and_records_the_costs(tmp_path, monkeypatch):
-    from emulation.fluid import packet_model
+    from emulation import packet_model
     from runner.config import load_experiment
     from workloads.config import ConfigError
     monkeypatch.setattr(packet_model, "CALIBRATION_PATH", tmp_path / "none.json")
@@ -190,7 +190,7 @@ def test_packet_twins_added_to_committed_runs(tmp_path, monkeypatch, capsys):
     """Zero costs: the packet-aware twin is the committed ideal twin, to the byte of its
     avg SCT; the run's own files are untouched, and a second pass writes nothing."""
     import shutil
-    from emulation.fluid import packet_model
+    from emulation import packet_model
     from runner import packet_twins
     src = REPO / "results" / "testbed-ring"
     run = "policy=fair,seed=63,rep=0"

@@ -24,7 +24,7 @@ from emulation.scheduler import make_policy
 from emulation.scheduler.lower_bound import lower_bound
 from emulation.scheduler.lower_bound_cache import cached_lower_bound
 from emulation.fluid.simulator import FluidSimulator
-from emulation.fluid.packet_model import PacketCosts
+from emulation.packet_model import PacketCosts
 from emulation.topology import TOPOLOGIES, Topology
 from workloads.trace import Trace
 
@@ -59,7 +59,7 @@ def run_fluid(*, trace: Trace, trace_path: str | Path, topology: Topology, polic
     has no bound of its own: each run computes the bound of its own placement and ASHA
     decisions, and ``lb_avg_sct_s`` and ``lb_cache_dir`` are not used.
     ``write_flows=False``: no flows.csv. ``packet_costs``: the packet-aware model
-    (``emulation/fluid/packet_model.py``), recorded in run.json as ``packet_model``
+    (``emulation/packet_model.py``), recorded in run.json as ``packet_model``
     (absent: the ideal model).
     The compiled kernels are loaded before the simulation starts, so ``sim_wall_s`` is
     simulation only, in the first run of a process too."""

@@ -37,7 +37,7 @@ policy every time): the reference the tests compare with; so does a subclass tha
 overrides ``_reallocate``, and a policy class that overrides ``decide`` without declaring
 it again. ``num_decisions`` counts rate allocations either way.
 
-``packet_costs`` (``emulation/fluid/packet_model.py``; default None, the ideal model):
+``packet_costs`` (``emulation/packet_model.py``; default None, the ideal model):
 what a packet network adds to each flow. Links run at ``rate_efficiency`` x their rate,
 coflows join ``release_latency_s`` after their release, and at each decision a flow left
 at rate 0 is charged its resume cost as bytes when it is served again
@@ -52,10 +52,11 @@ import numpy as np
 
 from emulation.fluid import allocation_kernels, event_kernels
 from emulation.fluid.allocation import link_index, link_usage
-from emulation.fluid.packet_model import PacketCosts
+from emulation.packet_model import PacketCosts
 from emulation.loop import Backend, Finished, Loop, Reached
 from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes
-from emulation.state import EPS_T, ClusterState, Records
+from emulation.records import Records
+from emulation.state import EPS_T, ClusterState
 from emulation.topology import Topology, with_rates_scaled
 from workloads.trace import Trace
 

@@ -36,7 +36,7 @@ from workloads.config import ConfigError
 # the validation set: docs/testbed.md, "The packet-aware fluid model"); the others are
 # measured and saved but left at their ideal value
 APPLIED = ("release_latency_s", "rate_efficiency", "wait_resume_s")
-CALIBRATION_PATH = Path(__file__).resolve().parents[2] / "data" / "packet_model.json"
+CALIBRATION_PATH = Path(__file__).resolve().parents[1] / "data" / "packet_model.json"
 
 
 @dataclass(frozen=True)
