@@ -118,8 +118,9 @@ INTERRUPTED = ("interrupted: finished runs are kept, and the same command runs t
 if __name__ == "__main__":  # Ctrl-C while the imports below load ends quietly too
     interrupts_end_quietly(INTERRUPTED)
 
-from runner.config import (MININET_SKIPPED, REPO, SUITES, RunSpec, collect_specs,
-                           registered_policies, suite_configs)
+from emulation.backends import BACKENDS
+from runner.config import (REPO, SUITES, RunSpec, collect_specs, registered_policies,
+                           skipped_note, suite_configs)
 from runner.execute import run_all
 from runner.results_dir import (RunStatus, backend_of, clear_leftovers, committed_runs,
                                 config_changes, interrupted_leftovers, label_changes,
@@ -293,8 +294,9 @@ def build_parser() -> ArgumentParser:
                          "ablation of experiments/pinned_hosts/, trial workers on fixed "
                          "hosts with no GPU capacity, a cluster that cannot exist); both "
                          "write into results/")
-    ap.add_argument("--backend", choices=["fluid", "mininet", "both"], default="both",
-                    help="which experiments to run (default both; Mininet ones need root)")
+    ap.add_argument("--backend", choices=[*BACKENDS, "both"], default="both",
+                    help="which experiments to run: one backend's, or every one's (default "
+                         "both; packet-level ones need root)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                     help=f"worker processes of the fluid runs (default: the CPUs, "
                          f"{os.cpu_count() or 1} here)")
@@ -363,13 +365,16 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _with_kept_packet_runs(notes: list[str], out: Path) -> list[str]:
-    """``notes``, the note on skipped packet-level runs saying how many packet-level runs
-    already in ``out`` are analysed as recorded."""
-    if any(n.startswith(MININET_SKIPPED) for n in notes):
-        kept = sum(1 for r in committed_runs(out) if backend_of(r) == "mininet")
+    """``notes``, each note on a backend skipped here saying how many of its runs already
+    in ``out`` are analysed as recorded."""
+    for name, info in BACKENDS.items():
+        prefix = skipped_note(name)
+        if not any(n.startswith(prefix) for n in notes):
+            continue
+        kept = sum(1 for r in committed_runs(out) if backend_of(r) == name)
         if kept:
-            notes = [n + (f"; the {kept} packet-level runs already in this directory are "
-                          "analysed as recorded" if n.startswith(MININET_SKIPPED) else "")
+            notes = [n + (f"; the {kept} {info.label} runs already in this directory are "
+                          "analysed as recorded" if n.startswith(prefix) else "")
                      for n in notes]
     return notes
 

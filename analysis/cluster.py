@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from emulation.backends import PACKET_LEVEL
 from analysis.load import write_table
 from analysis.metrics import mean_ci95
 from analysis.text import cell
@@ -75,7 +76,7 @@ def placed_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The fluid runs a cluster placed, with their placement, point and family."""
     if "gpu_busy_share" not in runs:
         return pd.DataFrame()
-    fluid = runs["backend"] == "fluid" if "backend" in runs else True
+    fluid = ~runs["backend"].isin(PACKET_LEVEL) if "backend" in runs else True
     placed = runs[runs["gpu_busy_share"].notna() & fluid].copy()
     if placed.empty:
         return placed

@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 import pandas as pd
 
+from emulation.backends import PACKET_LEVEL
 from analysis.load import seed_set_groups, sort_scenarios, write_table
 from analysis.metrics import policy_ratios, run_metrics
 from analysis.policies import policy_order, sort_by_policy
@@ -174,7 +175,7 @@ def suite_check_lines(runs, stages, reference: str = "beamer") -> list[str]:
     """Over every fluid experiment of the directory with K >= 2: scenarios where the
     reference's avg SCT is more than 1% above Sincronia's or Varys's (mean of per-seed
     ratios), and the worst ratio to each."""
-    keep = runs["backend"].fillna("fluid") == "fluid" if "backend" in runs else runs["policy"].notna()
+    keep = ~runs["backend"].isin(PACKET_LEVEL) if "backend" in runs else runs["policy"].notna()
     if "num_priority_classes" in runs:
         keep &= runs["num_priority_classes"].fillna(0) != 1
     fluid = runs[keep]

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from emulation.backends import PACKET_LEVEL
 from analysis.load import write_table
 from analysis.text import cell
 
@@ -73,7 +74,8 @@ def host_load(intervals: pd.DataFrame) -> tuple[int, float]:
 def host_load_table(runs: pd.DataFrame, results: Path, reference: str) -> pd.DataFrame:
     """Per fluid run of ``reference`` whose trace is a JSON file under ``results``: its
     experiment, scenario, seed, ``peak_per_host`` and ``mean_per_busy_host``."""
-    keep = (runs["policy"] == reference) & (runs.get("backend", "fluid") == "fluid")
+    simulated = ~runs["backend"].isin(PACKET_LEVEL) if "backend" in runs else True
+    keep = (runs["policy"] == reference) & simulated
     rows, cache = [], {}
     for _, r in runs[keep].iterrows():
         tp = r.get("trace_path")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from emulation.backends import PACKET_LEVEL
 from emulation.records import SAME_RUN_AS
 from workloads.config import value_label
 
@@ -260,7 +261,7 @@ def mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """The packet-level (Mininet) rows of ``runs`` (none if it has no backend column)."""
     if "backend" not in runs:
         return runs.iloc[0:0]
-    return runs[runs["backend"] == "mininet"]
+    return runs[runs["backend"].isin(PACKET_LEVEL)]
 
 
 def twin_stage_pairs(run_dir: str | Path) -> pd.DataFrame | None:

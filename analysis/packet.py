@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from emulation.backends import PACKET_LEVEL
 from analysis.load import write_table
 from analysis.metrics import ratio_column, reference_ratios
 from analysis.policies import DEFAULT_REFERENCE, sort_by_policy
@@ -37,7 +38,7 @@ from analysis.text import units_by_experiment
 def _mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
     if "backend" not in runs:
         return runs.iloc[0:0]
-    return runs[runs["backend"] == "mininet"]
+    return runs[runs["backend"].isin(PACKET_LEVEL)]
 
 
 def _run_json(run_dir: str) -> dict:

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from emulation.backends import PACKET_LEVEL
 from analysis import plots
 from analysis.load import (NO_SWEEP, load_jobs, load_runs, load_stages, load_twin_pairs,
                            recording_files, remove_stale, scenario_order, sort_scenarios,
@@ -271,7 +272,7 @@ def _experiment_figures(runs: pd.DataFrame, norm: pd.DataFrame, ref: str, figs: 
                 "figure needs exactly one swept numeric key with two or more values).")
         figure_paths += plots.normalised_bars(
             norm, exp, ref, figs, st,
-            backend="packet level" if "backend" in er and (er["backend"] == "mininet").all()
+            backend="packet level" if "backend" in er and er["backend"].isin(PACKET_LEVEL).all()
             else None,
             note=(None if not why else "runs disagree on figure: drawn as bars" if mixed
                   else f'figure = "line" is set: drawn as bars ({why})'))
@@ -339,7 +340,7 @@ def realloc_lines(runs, pols) -> list[str]:
     ``realloc``; a policy run under several modes lists each with its count of runs)."""
     if "realloc" not in runs or "backend" not in runs:
         return []
-    fluid = runs[(runs["backend"] == "fluid") & runs["realloc"].notna()]
+    fluid = runs[~runs["backend"].isin(PACKET_LEVEL) & runs["realloc"].notna()]
     parts = []
     for p in pols:
         counts = fluid.loc[fluid["policy"] == p, "realloc"].value_counts()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from workloads.config import ConfigError
+from workloads.config import ConfigError, as_toml
 
 
 @dataclass(frozen=True)
@@ -211,8 +211,8 @@ class TopologyConfig:
 
     def check(self, where: str = "topology") -> None:
         if self.kind not in TOPOLOGIES:
-            raise ConfigError(f"{where}.kind: {self.kind!r} is not one of "
-                              f"{', '.join(TOPOLOGIES)}")
+            raise ConfigError(f"{where}.kind: must be one of {as_toml(list(TOPOLOGIES))}, "
+                              f"got {as_toml(self.kind)}")
         if self.link_rate_bps <= 0:
             raise ConfigError(f"{where}.link_rate_bps: must be > 0")
         if self.num_hosts < 0:

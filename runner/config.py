@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from emulation.backends import BACKENDS, EXACT
 from emulation.records import file_sha256
 from schema.experiment import TABLES, ExperimentSection
 from schema.point import check_topology_hosts, hosts_source, point_cluster, point_error
@@ -40,7 +41,9 @@ SKIP_FILES = frozenset({"default.toml", "testbed.toml", "testbed_random_seeds.to
 # validation suite holds the packet-level traces that measure the fluid model's error.
 SUITES = {"default": REPO / "experiments", "pinned-hosts": REPO / "experiments" / "pinned_hosts",
           "validation": REPO / "experiments" / "validation"}
-MININET_SKIPPED = "packet-level (Mininet) part skipped"  # the start of collect_specs' note
+def skipped_note(backend: str) -> str:
+    """The start of ``collect_specs``' note on a backend that cannot run here."""
+    return f"{BACKENDS[backend].label} ({backend}) part skipped"
 # The policies the repository ships, in registry order. A run of a file without
 # ``[experiment] policies`` records this list as its experiment's ``policies`` (in
 # run_config.json and so in its config hash), not the registry it ran with: registering a
@@ -86,7 +89,7 @@ class RunSpec:
                "seed": self.seed, "params": self.params, "experiment_cfg": self.experiment_cfg,
                "workload": self.workload, "topology": self.topology,
                "trace_sha256": self.trace_sha256}
-        if self.backend == "mininet":  # fluid runs (one repetition) keep their earlier hashes
+        if self.backend not in EXACT:  # exact runs (one repetition) keep their earlier hashes
             cfg["repetition"] = self.repetition
         if self.cluster:  # a pinned trace's config has no cluster key
             cfg["cluster"] = self.cluster
@@ -219,10 +222,8 @@ def _point_runs(path: Path, params: dict[str, Any], pname: str,
     from workloads.generator import WorkloadConfig
     exp = build(ExperimentSection, tables["experiment"], "experiment")
     topo = build(TopologyConfig, tables["topology"], "topology")
-    if exp.backend == "mininet":
-        from emulation.mininet.net import unbuildable
-        if (why := unbuildable(topo)) is not None:
-            raise ConfigError(f"{path}: {why}{at}")
+    if (why := BACKENDS[exp.backend].refusal(topo)) is not None:
+        raise ConfigError(f"{path}: {why}{at}")
     trace_path = trace_sha = ""
     if exp.trace:
         tp = (path.parent / exp.trace).resolve()
@@ -247,7 +248,7 @@ def _point_runs(path: Path, params: dict[str, Any], pname: str,
         # a repetition's policies back to back (paired runs, docs/testbed.md)
         for rep, policy in itertools.product(range(exp.repetitions), policies):
             name = (pname + "," if pname else "") + f"policy={policy},seed={seed}"
-            if exp.backend == "mininet":
+            if exp.backend not in EXACT:
                 name += f",rep={rep}"
             specs.append(RunSpec(experiment=exp.name, name=name, backend=exp.backend,
                                  policy=policy, seed=seed, params=params,
@@ -263,8 +264,8 @@ def _recorded_experiment(exp: ExperimentSection) -> dict[str, Any]:
     exp_cfg = to_dict(exp)
     # recorded and hashed: the file's list, or SHIPPED_POLICIES for a file without one
     exp_cfg["policies"] = list(exp.policies if exp.policies is not None else SHIPPED_POLICIES)
-    if exp.backend == "fluid":
-        del exp_cfg["repetitions"]  # always 1; keeps the fluid runs' config hashes
+    if exp.backend in EXACT:
+        del exp_cfg["repetitions"]  # always 1; keeps the exact runs' config hashes
     if exp.fluid_model == "ideal":
         del exp_cfg["fluid_model"]  # the default; keeps the runs' config hashes
     else:  # the costs are part of the run: a new calibration makes new runs
@@ -318,11 +319,8 @@ def collect_specs(configs: list[Path], *, full: bool, backend: str
         else:
             raise ConfigError(f"{path}: two of its runs are named {s.experiment}/{s.name} "
                               "(sweep values that are written alike?)")
-    mininet = [s for s in specs if s.backend == "mininet"]
-    if mininet:
-        from emulation import mininet_available
-        ok, why = mininet_available()
-        if not ok:
-            notes.append(f"{MININET_SKIPPED}: {why}")
-            specs = [s for s in specs if s.backend != "mininet"]
+    for name, info in BACKENDS.items():
+        if any(s.backend == name for s in specs) and (why := info.unavailable()):
+            notes.append(f"{skipped_note(name)}: {why}")
+            specs = [s for s in specs if s.backend != name]
     return specs, notes, config_notes

@@ -2,14 +2,15 @@
 
 Owns the writing of run directories (``<results dir>/<experiment>/<run name>/``):
 preparing each run's trace and lower bound once (``prepare_trace``, under
-``<experiment>/traces/``), executing one run on its backend (``execute``: fluid, or
-Mininet with its fluid twin in ``twin/``), committing the run directory atomically (temp
+``<experiment>/traces/``), executing one run on its backend (``execute``: the backends'
+registry, ``emulation/backends.py``, runs it), committing the run directory atomically (temp
 dir, then rename, with ``run_config.json`` and paths relative to the results directory;
 a run that raises leaves nothing behind but finished traces and bounds, which a rerun
-reuses), a fluid run identical to one already run sharing that run's records
+reuses), a run of an exact backend identical to one already run sharing that run's records
 (``split_duplicates``, ``share``), and the whole set of runs with a progress bar (``run_all``: a process pool
 whose workers ignore Ctrl-C and die with the runner, ``pool_worker``, or a Dask
-cluster; Mininet runs one at a time in this process). Reading a results directory's
+cluster; a backend whose runs take the machine one at a time, the packet level, runs them
+in this process). Reading a results directory's
 state and clearing what killed runners left: ``runner.results_dir``.
 """
 from __future__ import annotations
@@ -25,9 +26,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+from emulation.backends import BACKENDS, RunRequest
 from emulation.records import SAME_RUN_AS, write_run_json
 from runner.config import RunSpec, content_key
 from runner.progress import progress
@@ -79,7 +80,7 @@ def execute(spec: RunSpec, trace_path: str, lb_path: str, out_root: str) -> dict
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
-        run = EXECUTORS[spec.backend](spec, trace_path, lb_path, tmp)
+        run = BACKENDS[spec.backend].execute(run_request(spec, trace_path, lb_path, tmp))
         run.update(_portable_paths(tmp, Path(out_root)))
         _commit_run_dir(spec, tmp, final)
     finally:
@@ -129,97 +130,11 @@ def _run_extra(spec: RunSpec) -> dict[str, Any]:
             "repetition": spec.repetition}
 
 
-def _execute_fluid(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
-    from emulation.fluid.run import run_fluid
-    from emulation.topology import TopologyConfig, build_topology
-    from workloads import coflow_benchmark
-    trace = coflow_benchmark.load_any(trace_path)
-    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
-    lb = json.loads(Path(lb_path).read_text()) if lb_path else {"lower_bound_avg_sct_s": None}
-    cfg = spec.experiment_cfg
-    costs = None
-    if cfg.get("fluid_model", "ideal") == "packet-aware":  # costs recorded in the config
-        from emulation.packet_model import PacketCosts
-        costs = PacketCosts(**cfg["packet_costs"])
-    return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
-                     outdir=outdir, priority_classes=cfg["priority_classes"],
-                     release_at_zero=cfg["release_at_zero"],
-                     realloc=None if cfg["realloc"] == "policy" else cfg["realloc"],
-                     lb_avg_sct_s=lb["lower_bound_avg_sct_s"], extra=_run_extra(spec),
-                     packet_costs=costs)
-
-
-def _execute_mininet(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> dict[str, Any]:
-    """Packet-level run plus its fluid twin in ``twin/``, both in trace seconds.
-
-    The twin simulates the UNSCALED trace on the unscaled topology: the emulation scales
-    bytes by rate_scale x time_scale and rates by rate_scale, so its times are the trace's
-    x time_scale, and the Mininet records are written in trace seconds (emulated / time
-    scale). Simulating the scaled trace instead gives the same stage times x time_scale up
-    to the rounding of scaled flow sizes (relative 3e-8 on the testbed trace). The twin
-    models what the packet backend enforces: decisions at the policy's own reallocation
-    events (the scheduler process follows the same rule), and rates as the switch gives
-    them: a priority policy that decides at coflow events has its classes re-share the
-    rates at every flow completion, as the queues and TCP do (``realloc="queues"``);
-    Varys keeps its published semantics, MADD rates held between coflow events, which
-    the agents enforce by pacing each flow; per-flow policies (fair sharing) are
-    recomputed at every event either way (``Policy.realloc_mode``, the fluid runs'
-    default too)."""
-    from emulation.fluid.run import run_fluid
-    from emulation.mininet.run import run_mininet
-    from emulation.scheduler import POLICIES
-    from emulation.topology import TopologyConfig, build_topology
-    from workloads import coflow_benchmark
-    cfg = spec.experiment_cfg
-    topo_cfg = build(TopologyConfig, spec.topology, "topology")
-    trace = coflow_benchmark.load_any(trace_path)  # a JSON trace or a coflow-benchmark file
-    load_start = os.getloadavg()[0]  # other jobs on the machine load the emulation's CPUs
-    run = run_mininet(trace=trace, trace_path=trace_path, topo_cfg=topo_cfg, policy=spec.policy,
-                      outdir=outdir, priority_classes=cfg["priority_classes"],
-                      rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
-                      release_at_zero=cfg["release_at_zero"], extra=_run_extra(spec))
-    # the unscaled trace's bound; a trace placed during the run: this run's own placement
-    lb = (json.loads(Path(lb_path).read_text())["lower_bound_avg_sct_s"] if lb_path
-          else run["lower_bound_avg_sct_s"])
-    twin = run_fluid(trace=trace, trace_path=trace_path, topology=build_topology(topo_cfg, trace.hosts),
-                     policy=spec.policy, outdir=outdir / "twin",
-                     priority_classes=cfg["priority_classes"],
-                     realloc=POLICIES[spec.policy].realloc_mode(),
-                     release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb,
-                     extra={**_run_extra(spec), "twin_of": "mininet"})
-    run.update({"lower_bound_avg_sct_s": lb, "avg_sct_over_lb": run["avg_sct_s"] / lb,
-                "fluid_twin_avg_sct_s": twin["avg_sct_s"],
-                "mininet_over_fluid": run["avg_sct_s"] / twin["avg_sct_s"],
-                "loadavg_1min_start": load_start, "loadavg_1min_end": os.getloadavg()[0],
-                "cpu_count": os.cpu_count()})
-    packet_twin(spec, trace, trace_path, outdir, lb_avg_sct_s=lb)
-    write_run_json(outdir / "run.json", run)
-    return run
-
-
-def packet_twin(spec: RunSpec, trace: Any, trace_path: str, run_dir: Path, *,
-                lb_avg_sct_s: float) -> dict[str, Any] | None:
-    """The packet-aware fluid twin of a packet-level run in ``run_dir/twin_packet``: the
-    twin's configuration with the costs calibrated for the run's emulated setting
-    (``data/packet_model.json``); None (nothing written) if that setting has none."""
-    from emulation.packet_model import load_costs
-    from emulation.fluid.run import run_fluid
-    from emulation.scheduler import POLICIES
-    from emulation.topology import TopologyConfig, build_topology
-    cfg = spec.experiment_cfg
-    costs = load_costs(rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"])
-    if costs is None:
-        return None
-    topo = build_topology(build(TopologyConfig, spec.topology, "topology"), trace.hosts)
-    return run_fluid(trace=trace, trace_path=trace_path, topology=topo, policy=spec.policy,
-                     outdir=run_dir / "twin_packet", priority_classes=cfg["priority_classes"],
-                     realloc=POLICIES[spec.policy].realloc_mode(),
-                     release_at_zero=cfg["release_at_zero"], lb_avg_sct_s=lb_avg_sct_s,
-                     packet_costs=costs, extra={**_run_extra(spec), "twin_of": "mininet"})
-
-
-# backend -> (spec, trace path, lower-bound path, temporary run dir) -> run.json; read-only
-EXECUTORS = MappingProxyType({"fluid": _execute_fluid, "mininet": _execute_mininet})
+def run_request(spec: RunSpec, trace_path: str, lb_path: str, outdir: Path) -> RunRequest:
+    """What a backend needs of ``spec`` to run it into ``outdir``."""
+    return RunRequest(policy=spec.policy, experiment=spec.experiment_cfg,
+                      topology=spec.topology, trace_path=trace_path, lb_path=lb_path,
+                      outdir=outdir, extra=_run_extra(spec))
 
 
 def share(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
@@ -252,10 +167,11 @@ def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec], out_root: 
     in ``out_root`` and holding records of its own) has the same content key."""
     first: dict[str, RunSpec] = {
         content_key(s): s for s in reversed(done_specs)
-        if s.backend == "fluid" and (out_root / s.experiment / s.name / "stages.csv").exists()}
+        if BACKENDS[s.backend].exact
+        and (out_root / s.experiment / s.name / "stages.csv").exists()}
     run, copies = [], []
     for s in specs:
-        key = content_key(s) if s.backend == "fluid" else None
+        key = content_key(s) if BACKENDS[s.backend].exact else None
         if key is not None and key in first:
             copies.append((s, first[key]))
         else:
@@ -308,8 +224,8 @@ def run_all(todo: list[RunSpec], out: Path, *, jobs: int, dask_address: str | No
                    f"{spec.experiment}/{spec.name}: avg SCT {run['avg_sct_s']:.3f} s, "
                    f"/LB {run['avg_sct_over_lb']:.3f}")
 
-    local_only = [s for s in todo if s.backend == "mininet"]  # one emulated network at a time
-    pooled = [s for s in todo if s.backend != "mininet"]
+    local_only = [s for s in todo if BACKENDS[s.backend].one_at_a_time]  # an emulated network
+    pooled = [s for s in todo if not BACKENDS[s.backend].one_at_a_time]
     try:
         if dask_address and pooled:
             _run_on_dask(pooled, prepared, out, jobs=jobs, address=dask_address, done=done)

@@ -6,7 +6,7 @@ calibration.
     .venv/bin/python -m runner.packet_twins [RESULTS_DIR] [--experiment NAME ...] [--replace]
 
 Each twin is the one a new run of the same configuration writes
-(``runner.execute.packet_twin``); the run's own records are not touched. A run whose
+(``emulation.mininet.backend.packet_twin``); the run's own records are not touched. A run whose
 setting has no calibration is listed and left as it is.
 """
 from __future__ import annotations
@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 
 from runner.config import REPO
-from runner.execute import _portable_paths, packet_twin, prepare_trace
+from emulation.backends import BACKENDS, DEFAULT_BACKEND
+from runner.execute import _portable_paths, prepare_trace, run_request
 from runner.results_dir import committed_runs
 from runner.verify import spec_from_record
 from workloads.cli import ArgumentParser
@@ -33,7 +34,7 @@ def missing_twins(results: Path, experiments: list[str] | None = None, *,
         if experiments and d.parent.name not in experiments:
             continue
         run = json.loads((d / "run.json").read_text())
-        if run.get("backend") == "mininet" and (d / "twin").is_dir() \
+        if BACKENDS[run.get("backend", DEFAULT_BACKEND)].packet_level and (d / "twin").is_dir() \
                 and (replace or not (d / "twin_packet").is_dir()):
             out.append(d)
     return sorted(out)
@@ -49,7 +50,9 @@ def add_twin(run_dir: Path, results: Path) -> bool:
     tmp = run_dir / f".twin_packet-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        if packet_twin(spec, trace, trace_path, tmp, lb_avg_sct_s=lb) is None:
+        from emulation.mininet.backend import packet_twin
+        if packet_twin(run_request(spec, trace_path, "", tmp), trace, tmp,
+                       lb_avg_sct_s=lb) is None:
             return False
         old = run_dir / "twin_packet"
         if old.is_dir():

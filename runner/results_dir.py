@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from emulation.backends import EXACT
 from emulation.records import SAME_RUN_AS, run_json_text
 from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec, run_key
 
@@ -276,7 +277,7 @@ def resolved_realloc(spec: RunSpec) -> str | None:
     ``"policy"`` the policy's ``realloc_mode()`` as registered now (None: a packet-level
     run). A run recorded under another mode (its policy's ``default_realloc`` or
     ``allocation`` changed since) is a different run although its config hash is the same."""
-    if spec.backend != "fluid":
+    if spec.backend not in EXACT:
         return None
     from emulation.scheduler import POLICIES
     cls = POLICIES.get(spec.policy)

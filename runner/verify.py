@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from emulation.backends import EXACT
 from emulation.records import SAME_RUN_AS, file_sha256
 from runner.config import REPO, RunSpec, content_key
 from runner.execute import execute, prepare_trace
@@ -132,8 +133,8 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     backend = {r: json.loads((r / "run_config.json").read_text())["backend"] for r in runs}
     shared = {r: check_shared(r) for r in runs if (r / "run.json").exists()
               and json.loads((r / "run.json").read_text()).get(SAME_RUN_AS)}
-    fluid = [r for r in runs if backend[r] == "fluid" and r not in shared]
-    packet = [r for r in runs if backend[r] != "fluid"]
+    fluid = [r for r in runs if backend[r] in EXACT and r not in shared]
+    packet = [r for r in runs if backend[r] not in EXACT]
     if sample and sample < len(fluid):
         fluid = sorted(random.Random(seed).sample(fluid, sample))
     t0 = time.time()
@@ -165,7 +166,7 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
         else:
             row[3] += 1
     packet_only = {exp for exp in rows
-                   if all(backend[r] != "fluid" for r in runs if r.parent.name == exp)}
+                   if all(backend[r] not in EXACT for r in runs if r.parent.name == exp)}
     print()
     for line in verify_table(rows, packet_only=packet_only):
         print(line)

@@ -1,9 +1,9 @@
 """The ``[experiment]`` table of an experiment TOML and the tables such a file may hold.
 
 Owns ``TABLES`` (every table an experiment file may have), ``SWEPT_TABLES`` (those a
-``[sweep]`` key names), ``BACKENDS`` and ``ExperimentSection`` (the ``[experiment]``
+``[sweep]`` key names) and ``ExperimentSection`` (the ``[experiment]``
 table, its values checked when it is built: policies of the registry, seeds, classes,
-the backend's limits, a calibration for the packet-aware fluid model). The other
+the backend's limits (the backends' registry, ``emulation/backends.py``), a calibration for the packet-aware fluid model). The other
 tables' schemas are their owners' (``workloads.generator.WorkloadConfig``,
 ``workloads.cluster.ClusterConfig``, ``emulation.topology.TopologyConfig``).
 """
@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from emulation.backends import BACKENDS, DEFAULT_BACKEND, EXACT
 from workloads.config import ConfigError, as_toml
 
 TABLES = ("experiment", "workload", "topology", "cluster", "sweep", "full")
 SWEPT_TABLES = ("experiment", "workload", "topology", "cluster")  # what [sweep] keys name
-BACKENDS = ("fluid", "mininet")
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class ExperimentSection:
 
     name: str
     description: str = ""
-    backend: Literal["fluid", "mininet"] = "fluid"
+    backend: str = DEFAULT_BACKEND  # a name in the backends' registry
     # None (the key left out): every registered policy, in registry order (resolved
     # when the runner expands the file into runs: ``runner.config.registered_policies``)
     policies: tuple[str, ...] | None = None
@@ -53,6 +53,10 @@ class ExperimentSection:
 
     def check(self, where: str = "experiment") -> None:
         from emulation.scheduler import POLICIES
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"{where}.backend: must be one of {as_toml(list(BACKENDS))}, "
+                              f"got {as_toml(self.backend)}")
+        info = BACKENDS[self.backend]
         for p in self.policies or ():
             if p not in POLICIES:
                 raise ConfigError(f"{where}.policies: unknown policy {as_toml(p)}; known: {', '.join(POLICIES)}")
@@ -68,23 +72,25 @@ class ExperimentSection:
             raise ConfigError(f"{where}.seed_sets: seed {as_toml(twice[0])} is in two sets")
         if self.priority_classes < 0:
             raise ConfigError(f"{where}.priority_classes: must be >= 0")
-        if self.backend == "mininet" and self.realloc != "policy":
-            raise ConfigError(f"{where}.realloc: the mininet backend runs each policy at its "
-                              f"published events (its twin: realloc \"policy\"); "
+        if info.own_realloc_only and self.realloc != "policy":
+            raise ConfigError(f"{where}.realloc: the {info.name} backend runs each policy at "
+                              f"its published events (its twin: realloc \"policy\"); "
                               f"realloc {as_toml(self.realloc)} applies to fluid runs only")
-        if self.backend == "mininet" and not 1 <= self.priority_classes <= 8:
-            raise ConfigError(f"{where}.priority_classes: the mininet backend needs 1..8")
+        top = info.max_priority_classes
+        if top is not None and not 1 <= self.priority_classes <= top:
+            raise ConfigError(f"{where}.priority_classes: the {info.name} backend needs 1..{top}")
         if not (self.rate_scale > 0 and self.time_scale > 0):  # NaN fails too
             raise ConfigError(f"{where}.rate_scale/time_scale: must be > 0")
         if self.repetitions < 1:
             raise ConfigError(f"{where}.repetitions: must be >= 1")
-        if self.backend == "fluid" and self.repetitions != 1:
-            raise ConfigError(f"{where}.repetitions: the fluid backend is deterministic; "
-                              "repetitions need backend = 'mininet'")
+        if info.exact and self.repetitions != 1:
+            inexact = " or ".join(repr(b) for b in BACKENDS if b not in EXACT)
+            raise ConfigError(f"{where}.repetitions: the {info.name} backend is deterministic; "
+                              f"repetitions need backend = {inexact}")
         if self.fluid_model == "packet-aware":
             # the calibration file's reader (it imports nothing of the simulator)
             from emulation.packet_model import CALIBRATION_PATH, calibration_key, load_costs
-            if self.backend == "mininet":
+            if info.packet_level:
                 raise ConfigError(f"{where}.fluid_model: a packet-level run writes both "
                                   "fluid twins (twin/, twin_packet/); the key is for fluid runs")
             if load_costs(rate_scale=self.rate_scale, time_scale=self.time_scale) is None:

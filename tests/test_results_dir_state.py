@@ -272,21 +272,21 @@ import os, signal, sys, time
 # was started with SIGINT ignored (a shell's background job)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 import run_experiments as r
-import runner.execute as rexec
+import emulation.fluid.backend as fluid_backend
 from workloads.cli import run_cli
 
-real = rexec.EXECUTORS["fluid"]
+real = fluid_backend.execute
 
 
-def fluid(spec, trace_path, lb_path, outdir):
-    run = real(spec, trace_path, lb_path, outdir)
-    if spec.name == os.environ["INTERRUPT_AT"]:
+def fluid(request):
+    run = real(request)
+    if request.extra["run_name"] == os.environ["INTERRUPT_AT"]:
         os.killpg(os.getpgrp(), signal.SIGINT)  # Ctrl-C in a terminal: the whole group
         time.sleep(60)  # a long run the runner must stop, not wait for
     return run
 
 
-rexec.EXECUTORS = {**rexec.EXECUTORS, "fluid": fluid}
+fluid_backend.execute = fluid
 run_cli(lambda: r.main(sys.argv[1:]), interrupted=r.INTERRUPTED)
 """
 

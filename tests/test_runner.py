@@ -116,22 +116,22 @@ def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
 KILL_AT_RUN = """
 import os, signal, sys
 import run_experiments as r
-import runner.execute as rexec
+import emulation.fluid.backend as fluid_backend
 
 calls = [0]
-real = rexec.EXECUTORS["fluid"]
+real = fluid_backend.execute
 
 
-def fluid(spec, trace_path, lb_path, outdir):
+def fluid(request):
     calls[0] += 1
-    run = real(spec, trace_path, lb_path, outdir)
+    run = real(request)
     if calls[0] == int(os.environ["KILL_AT_RUN"]):
         # the run's records are in its temporary directory, not yet renamed: die here
         os.kill(os.getpid(), signal.SIGKILL)
     return run
 
 
-rexec.EXECUTORS = {**rexec.EXECUTORS, "fluid": fluid}
+fluid_backend.execute = fluid
 sys.exit(r.main(sys.argv[1:]))
 """
 

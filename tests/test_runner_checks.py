@@ -148,14 +148,14 @@ def test_a_trace_file_short_of_hosts_is_caught_from_its_header(tmp_path):
 
 def _failing(monkeypatch):
     """Make every fluid run write part of its records, then raise."""
-    import runner.execute as rexec
+    import emulation.fluid.backend as fluid_backend
 
-    def fluid(spec, trace_path, lb_path, outdir):
-        outdir.mkdir(parents=True)
-        (outdir / "run.json").write_text("{}")
+    def execute(request):
+        request.outdir.mkdir(parents=True)
+        (request.outdir / "run.json").write_text("{}")
         raise RuntimeError("simulator failed")
 
-    monkeypatch.setattr(rexec, "EXECUTORS", {**rexec.EXECUTORS, "fluid": fluid})
+    monkeypatch.setattr(fluid_backend, "execute", execute)
 
 
 def test_a_failing_run_leaves_no_directory_and_reruns(tmp_path, monkeypatch):

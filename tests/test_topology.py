@@ -96,7 +96,7 @@ def test_missing_hosts_error_for_names_no_host_count_provides():
 def test_an_unknown_kind_is_refused_naming_the_kinds():
     from emulation.topology import TopologyConfig
     from workloads.config import ConfigError
-    with pytest.raises(ConfigError, match="topology.kind: 'torus' is not one of big_switch, leaf_spine"):
+    with pytest.raises(ConfigError, match=r'topology.kind: must be one of \["big_switch", "leaf_spine"\], got "torus"'):
         TopologyConfig(kind="torus").check()
 
 
