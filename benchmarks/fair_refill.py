@@ -29,7 +29,7 @@ from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 def capture(start: int, steps: int):
     """(path_links, cap, index, [(path counts, link counts), ...]) of consecutive calls."""
-    from emulation.fluid import allocation_kernels
+    from emulation import allocation_kernels
     from emulation.fluid import simulator as sim_mod
     from emulation.scheduler import make_policy
     from fluid_speed import _trace_topo
@@ -66,7 +66,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=800, help="calls captured")
     ap.add_argument("--reps", type=int, default=3, help="timing passes")
     args = ap.parse_args()
-    from emulation.fluid import allocation_kernels as A, refill_kernels as R
+    from emulation import allocation_kernels as A
+    from emulation.fluid import refill_kernels as R
     pl, cap, (ptr, owners), seq = capture(args.start, args.steps)
     nl, npaths = len(cap), len(pl)
     tol = A._tolerance(cap)

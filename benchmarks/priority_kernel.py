@@ -7,7 +7,7 @@ Runs the FB2010 trace (``data/``) once under ``--policy`` in its default realloc
 mode (``--offline``: all coflows at t = 0, unlimited classes), keeps a copy of the
 inputs of every ``--every``-th call of ``allocation_kernels.priority_rates``, then times
 the kernel on those inputs: the minimum over ``--reps`` passes of the mean milliseconds
-per call. With ``--variant`` (a modified copy of ``emulation/fluid/allocation_kernels.py``)
+per call. With ``--variant`` (a modified copy of ``emulation/allocation_kernels.py``)
 both are timed alternately on the same inputs and the rates are compared bit for bit,
 which is how the variants in ``docs/speed.md`` were judged. Prints flows, classes and distinct paths of a
 few captured calls.
@@ -33,7 +33,7 @@ from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 def capture(policy: str, every: int, offline: bool) -> list[tuple]:
     """Inputs of every ``every``-th priority_rates call of one FB run (copies)."""
-    from emulation.fluid import allocation_kernels
+    from emulation import allocation_kernels
     from emulation.fluid import simulator as sim_mod
     from emulation.scheduler import POLICIES, make_policy
     from fluid_speed import _trace_topo
@@ -67,7 +67,7 @@ def time_calls(fn, caps: list[tuple]) -> tuple[float, list[np.ndarray]]:
 
 
 def main() -> int:
-    from emulation.fluid import allocation_kernels
+    from emulation import allocation_kernels
     from emulation.scheduler import POLICIES
     ap = ArgumentParser(description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -76,7 +76,7 @@ def main() -> int:
     ap.add_argument("--offline", action="store_true",
                     help="all coflows at t = 0, unlimited priority classes")
     ap.add_argument("--reps", type=int, default=5, help="timing passes (minimum kept)")
-    ap.add_argument("--variant", type=Path, help="a modified copy of emulation/fluid/allocation_kernels.py")
+    ap.add_argument("--variant", type=Path, help="a modified copy of emulation/allocation_kernels.py")
     args = ap.parse_args()
     if args.every < 1 or args.reps < 1:
         ap.error("--every and --reps must be >= 1")

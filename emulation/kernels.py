@@ -4,7 +4,7 @@ modules that hold them (``MODULES``) and ``warm_up()``, which compiles or loads 
 
 The kernels sit beside the code that calls them:
 
-- ``emulation/fluid/allocation_kernels.py``: rate allocation (max-min, strict priority,
+- ``emulation/allocation_kernels.py``: rate allocation (max-min, strict priority,
   MADD);
 - ``emulation/fluid/refill_kernels.py``: re-allocation after flow completions (one class);
 - ``emulation/fluid/class_refill_kernels.py``: the incremental strict-priority re-allocation
@@ -34,7 +34,7 @@ from types import ModuleType
 import numpy as np
 from numba import njit
 
-MODULES = ("emulation.fluid.allocation_kernels", "emulation.fluid.refill_kernels",
+MODULES = ("emulation.allocation_kernels", "emulation.fluid.refill_kernels",
            "emulation.fluid.class_refill_kernels",
            "emulation.state_kernels", "emulation.fluid.event_kernels", "emulation.view_kernels",
            "emulation.scheduler.bssi_kernel")

@@ -1,7 +1,7 @@
 """Compiled (numba) operations of the shared state (``emulation/state.py``) that the
 fluid backend's compiled loops call too: ``retire_flows``, which removes finished rows
 from ``ClusterState``'s active-flow columns. Conventions as in
-``emulation/fluid/allocation_kernels.py``.
+``emulation/allocation_kernels.py``.
 """
 from __future__ import annotations
 

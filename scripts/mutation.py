@@ -72,7 +72,7 @@ TARGETS: dict[str, tuple[list[str], list[str] | None]] = {
     "emulation/scheduler/lower_bound.py": (LB_TESTS + ["tests/test_chain_bound.py"], None),
     "emulation/view.py": (["tests/test_view.py", "tests/test_mininet_units.py",
                            "tests/test_fluid_exact.py"], None),
-    "emulation/fluid/allocation.py": (["tests/test_allocation.py"], None),
+    "emulation/allocation.py": (["tests/test_allocation.py"], None),
     "emulation/fluid/simulator.py": (FLUID_TESTS, None),
     "emulation/fluid/run.py": (["tests/test_fluid_run.py"], None),
     "analysis/metrics.py": (["tests/test_report.py", "tests/test_congestion_metrics.py"], None),

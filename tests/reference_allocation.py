@@ -1,6 +1,6 @@
 """Reference (pure numpy) formulation of the fluid simulator's rate allocation.
 
-The vectorised numpy code the compiled kernels of ``emulation/fluid/allocation_kernels.py`` must match
+The vectorised numpy code the compiled kernels of ``emulation/allocation_kernels.py`` must match
 (plus the same rule that a residual capacity below the 'full' tolerance is 0);
 ``tests/test_allocation.py`` checks on random inputs that both give the same rates. Not
 used by the simulator.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from emulation.fluid import allocation
+from emulation import allocation
 from tests import reference_allocation as ref
 
 TOL = 1e-9

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from emulation.fluid import allocation_kernels as A
+from emulation import allocation_kernels as A
 from emulation.fluid import class_refill_kernels as C
-from emulation.fluid.allocation import link_index
+from emulation.allocation import link_index
 from emulation.fluid.refill_kernels import _class_groups
 from emulation.topology import big_switch, leaf_spine
 from tests import reference_allocation as R

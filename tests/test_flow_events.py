@@ -113,9 +113,9 @@ def _paths(topo):
 def test_refill_from_the_first_changed_round_equals_a_full_fill(topo):
     """Chains of flow removals: the recorded fill refilled from round r0
     (``_refill_from``) gives bit for bit the rates of a fresh ``_fill``."""
-    from emulation.fluid.allocation_kernels import _fill, _tolerance
+    from emulation.allocation_kernels import _fill, _tolerance
     from emulation.fluid.refill_kernels import _refill_from, _rounds
-    from emulation.fluid.allocation import link_index
+    from emulation.allocation import link_index
     rng = np.random.default_rng(7)
     net = (big_switch(5, 8.0) if topo == "big_switch"
            else leaf_spine(2, 2, 3, 8.0, oversubscription=2.0))

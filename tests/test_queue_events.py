@@ -201,7 +201,8 @@ def _random_state(rng):
 def _python_loop(s, tf, cf, pid, rem, start, rate, tol, c_left, pf, lf, ptr, owners):
     """The engine's Python path for flow-only events: time_to_finish, advance, the stop
     rules, retire_flows, priority_rates; returns what queue_events returns."""
-    from emulation.fluid import allocation_kernels as A, event_kernels as K
+    from emulation import allocation_kernels as A
+    from emulation.fluid import event_kernels as K
     n, now, steps, done = s["n"], 0.0, 0, []
     w0 = np.zeros(len(s["pl"]), dtype=np.int64)
     lmap = np.full(len(s["cap"]), -1, dtype=np.int64)
@@ -231,8 +232,9 @@ def test_kernel_equals_the_python_loop_on_random_states():
     """Row for row (so the active rows' order too), with the flow counts per path and
     link, flows left per coflow, completed-flow records and the event handed back; in
     half the cases with a stop time (``stop_s``) drawn within the walk."""
-    from emulation.fluid import allocation_kernels as A, event_kernels as K
-    from emulation.fluid.allocation import link_index
+    from emulation import allocation_kernels as A
+    from emulation.fluid import event_kernels as K
+    from emulation.allocation import link_index
     rng = np.random.default_rng(2026)
     multi_step = stopped = stopped_mid = 0
     for _ in range(400):

@@ -30,7 +30,7 @@ residuals passed through) when each of its groups with flows crosses a full inpu
 (<= ``tiny``), kept as a count of free groups per class (``nfree``) updated when an
 entry's input crosses ``tiny`` or a group empties.
 
-Conventions as in ``emulation/fluid/allocation_kernels.py``; residuals in bytes/s.
+Conventions as in ``emulation/allocation_kernels.py``; residuals in bytes/s.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ that only complete flows.
   no byte wake-up of the policy can be due). Their re-allocation is ``emulation/fluid/refill_kernels.py`` (one class)
   and ``emulation/fluid/class_refill_kernels.py`` (several).
 
-Conventions as in ``emulation/fluid/allocation_kernels.py``: ``path_links`` (paths x P,
+Conventions as in ``emulation/allocation_kernels.py``: ``path_links`` (paths x P,
 dummy link ``nl - 1``), capacities and rates in bytes/s, remaining sizes in bytes, times
 in seconds.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulation.fluid.allocation_kernels import _tolerance
+from emulation.allocation_kernels import _tolerance
 from emulation.fluid.class_refill_kernels import drop_flow, new_state, update
 from emulation.fluid.refill_kernels import _class_groups, _refill_from, _rounds
 from emulation.kernels import jit, tiny_network

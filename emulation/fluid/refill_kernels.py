@@ -1,7 +1,7 @@
 """Compiled (numba) re-allocation after flows complete, for the fluid event loops of
 ``emulation/fluid/event_kernels.py``: each redoes only the part of the last allocation
 that the completions change, with the operations of a full allocation
-(``emulation/fluid/allocation_kernels.py``), so the rates are the same.
+(``emulation/allocation_kernels.py``), so the rates are the same.
 
 - One class (fair sharing, ``flow_events``): a progressive fill that records its rounds
   (``_rounds``) and restarts from the first round the completions change

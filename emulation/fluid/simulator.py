@@ -6,7 +6,7 @@ state machine and its timer heap (counter for deterministic ties, as SimPy's ``c
 Between events every active flow moves at a constant rate; at each event (stage start,
 compute end -> coflow release, flow and coflow completion, a policy's byte-threshold
 wake-up) the policy sees a fresh ``View``, returns an order, and the allocation kernels
-(``emulation/fluid/allocation_kernels.py``, compiled) set new rates. Flows that finish
+(``emulation/allocation_kernels.py``, compiled) set new rates. Flows that finish
 within ``1e-9`` s of each other are completed together.
 
 ``allocation`` (default: the policy's own) says how an order becomes rates: ``"priority"``
@@ -50,8 +50,9 @@ import time
 
 import numpy as np
 
-from emulation.fluid import allocation_kernels, event_kernels
-from emulation.fluid.allocation import link_index, link_usage
+from emulation import allocation_kernels
+from emulation.fluid import event_kernels
+from emulation.allocation import link_index, link_usage
 from emulation.packet_model import PacketCosts
 from emulation.loop import Backend, Finished, Loop, Reached
 from emulation.scheduler.base import DEFAULT_PRIORITY_CLASSES, Policy, decision_classes

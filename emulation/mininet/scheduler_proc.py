@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emulation.fluid import allocation
+from emulation import allocation
 from emulation.loop import Backend, Finished, Loop, Reached
 from emulation.mininet.protocol import LineChannel
 from emulation.mininet.agent import UNPACED

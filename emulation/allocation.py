@@ -4,7 +4,7 @@ Flows are given by path id ``pid`` into ``path_links`` (paths x P int: the link 
 each path, padded with ``len(cap) - 1``, a dummy link of infinite capacity). ``cap`` holds
 capacities in bytes/s with that dummy last. Every function returns rates in bytes/s that
 respect every link's capacity. These are the per-flow entry points (tests, other callers);
-the loops run compiled in ``emulation/fluid/allocation_kernels.py``, which the simulator
+the loops run compiled in ``emulation/allocation_kernels.py``, which the simulator
 calls directly
 with the flow counts ``ClusterState`` keeps per path and link.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from emulation.fluid import allocation_kernels
+from emulation import allocation_kernels
 
 Index = tuple[np.ndarray, np.ndarray]
 

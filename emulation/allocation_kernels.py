@@ -4,7 +4,7 @@ classes with max-min inside a class (``priority_rates``) and Varys's MADD in cof
 with max-min backfill (``madd_rates``), with the tolerance under which a link counts as
 full (``_tolerance``) and the fill the other compiled modules build on (``_fill``).
 
-Inputs follow ``emulation/fluid/allocation.py`` (the per-flow entry points): flows are
+Inputs follow ``emulation/allocation.py`` (the per-flow entry points): flows are
 given by path id ``pid`` into ``path_links`` (paths x P, padded with the dummy link
 ``nl - 1`` of infinite capacity); ``cap`` holds capacities in bytes/s with the dummy last;
 ``ptr, owners`` is the link -> paths index of ``allocation.link_index``. Each kernel does
