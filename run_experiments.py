@@ -88,7 +88,7 @@ the same command writes to (``--out``; else ``runs/<config stem>/`` with ``--con
 ``run_config.json`` into a temporary directory and compares each with the committed
 records: avg SCT, p95 SCT and every stage's SCT must be equal exactly (the fluid
 simulator is deterministic). Packet-level (Mininet) runs are listed as not recomputed:
-TCP makes them vary run to run (``tests/test_mininet.py`` checks them against tolerance
+TCP makes them vary run to run (``tests/mininet/test_mininet.py`` checks them against tolerance
 bands). Prints a pass/fail table per experiment; exits 1 on any mismatch.
 
 Packet-level runs are not deterministic (TCP, host scheduling): ``experiment.repetitions``

@@ -5,7 +5,7 @@ iteration of each active job puts on each link, summed per stage or per job
 stage-aware ``beamer``'s in-flight stage loads), and a row-wise maximum of scaled loads
 over link capacities that Varys reads from the view (``max_scaled_rows``). Loads are in bytes, capacities in
 the caller's unit; each kernel does the operations of its numpy formulation
-(``tests/test_view_loads.py``, ``tests/test_allocation.py``).
+(``tests/emulation/test_view_loads.py``, ``tests/fluid/test_allocation.py``).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def stage_link_bytes(jobs, s_row, full, inflight_t, cur_row, j_ptr, j_idx, j_val
     job in flight (``inflight_t[k]`` = its template, else -1) the templates after it (CSR
     ``t_*``) and its coflow's remaining bytes (row ``cur_row[k]`` of ``clb``, -1 if none).
     Per (job, link) the same sum in the same order as the dense numpy formulation
-    (``tests/test_view_loads.py``), and stage rows accumulate jobs in order; entries that are zero there are
+    (``tests/emulation/test_view_loads.py``), and stage rows accumulate jobs in order; entries that are zero there are
     skipped here (adding 0.0 changes nothing), so the cost follows the links each job
     touches, not jobs x links."""
     out = np.zeros((num_stages, nl))

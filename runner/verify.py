@@ -181,6 +181,6 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
           f"{len(fluid) - n_diff} identical, {n_diff} differ; {len(shared)} share another "
           f"run's records ({len(shared) - (n_fail - n_diff)} checked to have its config); "
           f"{len(packet)} packet-level "
-          f"runs not recomputed (TCP varies run to run; tests/test_mininet.py bands them)"
+          f"runs not recomputed (TCP varies run to run; tests/mininet/test_mininet.py bands them)"
           + ("" if not sample else f"; sample of {sample} (seed {seed})"))
     return 1 if n_fail else 0

@@ -14,7 +14,7 @@ True/False, an ``if`` condition replaced by True and by False (not for an ``if``
 body is only a ``raise``), and max/min swaps (``max``/``min``, ``np.maximum``/``np.minimum``,
 ``.max()``/``.min()``, ``np.argmax``/``np.argmin``). Docstrings, string constants and
 the arguments of ``raise`` are left alone. ``TARGETS`` maps every mutated file to the
-tests run against it (the golden-master file ``tests/test_reference_results.py`` is never
+tests run against it (the golden-master file ``tests/artifact/test_reference_results.py`` is never
 among them: it would kill mutants by "changed", not by "wrong").
 
 Speed: the parent process imports the third-party libraries and the compiled kernels
@@ -43,13 +43,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-SCHED_TESTS = ["tests/test_policy_orders.py", "tests/test_bssi.py", "tests/test_fluid_exact.py",
-               "tests/test_mininet_units.py"]
-FLUID_TESTS = ["tests/test_fluid_exact.py", "tests/test_fluid_run.py",
-               "tests/test_fluid_properties.py"]
-LB = "tests/test_lower_bound.py::"
+SCHED_TESTS = ["tests/scheduler/test_policy_orders.py", "tests/scheduler/test_bssi.py", "tests/fluid/test_fluid_exact.py",
+               "tests/mininet/test_mininet_units.py"]
+FLUID_TESTS = ["tests/fluid/test_fluid_exact.py", "tests/fluid/test_fluid_run.py",
+               "tests/fluid/test_fluid_properties.py"]
+LB = "tests/scheduler/test_lower_bound.py::"
 # fast exact tests first: pytest -x stops at the first failure, so most mutants die quickly
-LB_TESTS = ["tests/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
+LB_TESTS = ["tests/fluid/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
             LB + "test_per_stage_bound_on_faster_links_by_hand",
             LB + "test_release_dates_in_the_lp_by_hand",
             LB + "test_lp_prefix_cut_matches_shortest_first",
@@ -62,22 +62,22 @@ LB_TESTS = ["tests/test_fluid_run.py", LB + "test_per_stage_bound_by_hand",
 # file -> (tests run against its mutants, names of the functions/methods mutated or None = all)
 TARGETS: dict[str, tuple[list[str], list[str] | None]] = {
     "emulation/scheduler/base.py": (SCHED_TESTS, None),
-    "emulation/scheduler/bssi.py": (["tests/test_bssi.py", "tests/test_policy_orders.py"], None),
-    "emulation/scheduler/beamer.py": (["tests/test_policy_orders.py", "tests/test_fluid_exact.py",
-                                       "tests/test_beamer.py", "tests/test_beamer_hybrid.py"], None),
+    "emulation/scheduler/bssi.py": (["tests/scheduler/test_bssi.py", "tests/scheduler/test_policy_orders.py"], None),
+    "emulation/scheduler/beamer.py": (["tests/scheduler/test_policy_orders.py", "tests/fluid/test_fluid_exact.py",
+                                       "tests/scheduler/test_beamer.py", "tests/scheduler/test_beamer_hybrid.py"], None),
     "emulation/scheduler/fair.py": (SCHED_TESTS, None),
     "emulation/scheduler/fifo_lm.py": (SCHED_TESTS, None),
-    "emulation/scheduler/sincronia.py": (SCHED_TESTS + ["tests/test_beamer.py"], None),
+    "emulation/scheduler/sincronia.py": (SCHED_TESTS + ["tests/scheduler/test_beamer.py"], None),
     "emulation/scheduler/varys.py": (SCHED_TESTS, None),
-    "emulation/scheduler/lower_bound.py": (LB_TESTS + ["tests/test_chain_bound.py"], None),
-    "emulation/view.py": (["tests/test_view.py", "tests/test_mininet_units.py",
-                           "tests/test_fluid_exact.py"], None),
-    "emulation/allocation.py": (["tests/test_allocation.py"], None),
+    "emulation/scheduler/lower_bound.py": (LB_TESTS + ["tests/scheduler/test_chain_bound.py"], None),
+    "emulation/view.py": (["tests/emulation/test_view.py", "tests/mininet/test_mininet_units.py",
+                           "tests/fluid/test_fluid_exact.py"], None),
+    "emulation/allocation.py": (["tests/fluid/test_allocation.py"], None),
     "emulation/fluid/simulator.py": (FLUID_TESTS, None),
-    "emulation/fluid/run.py": (["tests/test_fluid_run.py"], None),
-    "analysis/metrics.py": (["tests/test_report.py", "tests/test_congestion_metrics.py"], None),
+    "emulation/fluid/run.py": (["tests/fluid/test_fluid_run.py"], None),
+    "analysis/metrics.py": (["tests/analysis/test_report.py", "tests/analysis/test_congestion_metrics.py"], None),
 }
-EXCLUDED_TESTS = {"tests/test_reference_results.py"}
+EXCLUDED_TESTS = {"tests/artifact/test_reference_results.py"}
 
 BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
               ast.FloorDiv: ast.Div, ast.Pow: ast.Mult, ast.Mod: ast.FloorDiv,

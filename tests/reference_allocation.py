@@ -2,7 +2,7 @@
 
 The vectorised numpy code the compiled kernels of ``emulation/allocation_kernels.py`` must match
 (plus the same rule that a residual capacity below the 'full' tolerance is 0);
-``tests/test_allocation.py`` checks on random inputs that both give the same rates. Not
+``tests/fluid/test_allocation.py`` checks on random inputs that both give the same rates. Not
 used by the simulator.
 """
 from __future__ import annotations

@@ -121,7 +121,7 @@ class Policy:
     classes (no wake-ups) whenever the active coflows, stages and jobs are the same,
     whatever bytes have been sent. The fluid engine then reuses the last decision at
     events that only complete flows (rates recomputed in compiled code, the same
-    arithmetic as asking again); ``tests/test_flow_events.py`` checks the records match.
+    arithmetic as asking again); ``tests/fluid/test_flow_events.py`` checks the records match.
     """
 
     name: ClassVar[str] = ""

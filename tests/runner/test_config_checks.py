@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from tests.conftest import PYTHON, REPO
-from tests.test_runner_checks import runner, write
+from tests.runner.test_runner_checks import runner, write
 
 
 @pytest.mark.parametrize("key,values,message", [

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from tests.test_mininet import no_leftovers  # noqa: F401  (autouse: nothing left behind)
+from tests.mininet.test_mininet import no_leftovers  # noqa: F401  (autouse: nothing left behind)
 
 pytestmark = [
     pytest.mark.mininet,

@@ -552,7 +552,7 @@ def test_a_cluster_places_and_tunes_at_packet_level_through_the_shared_state(tmp
     sends nothing, and a segment past rung 0 ran exactly when its trial went on."""
     from emulation.mininet.run import run_mininet
     from emulation.topology import TopologyConfig
-    from tests.test_cluster import _peak_gpus_per_host
+    from tests.emulation.test_cluster import _peak_gpus_per_host
     from workloads import trace as trace_mod
     from workloads.cluster import ClusterConfig
     from workloads.generator import WorkloadConfig, generate

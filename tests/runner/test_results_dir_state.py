@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from tests.helpers import child_pids
-from tests.test_runner_checks import executed, runner, write
+from tests.runner.test_runner_checks import executed, runner, write
 
 
 @pytest.mark.slow

@@ -273,7 +273,7 @@ def test_the_readme_cluster_tables_are_the_records():
 
     from analysis.cluster import PACKET_AWARE, cluster_table
     from analysis.load import load_runs
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     t = cluster_table(load_runs(repo / "results"), "beamer")
     text = (repo / "README.md").read_text().split("### On a cluster with GPUs", 1)[1]
     text = text.split("\n### ", 1)[0]
@@ -376,7 +376,7 @@ def test_every_run_of_the_default_suite_keeps_its_servers_gpu_count():
     from pathlib import Path
 
     from runner.config import collect_specs, suite_configs
-    results = Path(__file__).resolve().parents[1] / "results"
+    results = Path(__file__).resolve().parents[2] / "results"
     specs = collect_specs(suite_configs(), full=False, backend="both")[0]
     placed = [s for s in specs if not s.experiment_cfg.get("trace")]
     assert len(placed) > 3000 and len(specs) - len(placed) < 20  # FB2010's runs only
@@ -405,7 +405,7 @@ def test_the_per_stage_table_compares_two_policies_whichever_is_the_reference():
     from analysis.cluster import cluster_table
     from analysis.cluster_stages import cluster_stage_table
     from analysis.load import load_runs
-    results = Path(__file__).resolve().parents[1] / "results"
+    results = Path(__file__).resolve().parents[2] / "results"
     runs = load_runs(results)
     runs = runs[(runs["experiment"] == "gpus-random") & (runs["workload_seed"] == 31)]
     stages = cluster_stage_table(runs, results, "sincronia")

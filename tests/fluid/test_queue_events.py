@@ -19,7 +19,7 @@ from tests.helpers import (assert_same_records, one_stage_traces,
 from workloads import coflow_benchmark
 
 HOSTS = 4
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class ByAppId(Policy):

@@ -8,7 +8,7 @@ import pytest
 
 from analysis.policies import DEFAULT_REFERENCE as REFERENCE
 from analysis.report import make_report
-from tests.test_report import write_runs, write_tree
+from tests.analysis.test_report import write_runs, write_tree
 
 
 @pytest.mark.slow

@@ -80,7 +80,7 @@ def test_bad_config_names_the_key(table, needle):
 
 def test_a_pinned_trial_larger_than_the_hosts_names_the_key():
     """Without a cluster every worker needs a host of its own: 32 GPUs on 16 hosts fail
-    (with a cluster of 8 GPUs per host they fit: tests/test_cluster.py)."""
+    (with a cluster of 8 GPUs per host they fit: tests/emulation/test_cluster.py)."""
     with pytest.raises(ConfigError, match=r"workload\.gpu_mix\.32: needs 32 hosts"):
         generate(cfg(gpu_mix={"32": 1}))
 

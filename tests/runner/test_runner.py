@@ -422,7 +422,7 @@ def test_config_runs_go_to_their_own_directory_and_never_touch_results(tmp_path)
     """In a copy of the repository: ``--config tiny.toml`` writes runs/tiny/ (records,
     summary, tables, figures) and says so; the committed results/ is unchanged, and asking
     for results/ explicitly is refused with a pointer to --force."""
-    from tests.test_user_policy import repo_copy, tree_digest
+    from tests.scheduler.test_user_policy import repo_copy, tree_digest
     repo = repo_copy(tmp_path / "repo")
     cfg = write_cfg(tmp_path)
     before = tree_digest(repo / "results")
@@ -439,7 +439,7 @@ def test_config_runs_go_to_their_own_directory_and_never_touch_results(tmp_path)
     assert [ln for ln in lines if not ln.startswith("analysis: ")][-1].startswith(
         "runs: 12/12 runs, ")
     assert lines[-1] == "analysis: summary"
-    from tests.test_report import HISTORY
+    from tests.analysis.test_report import HISTORY
     assert not HISTORY.search(r.stdout + r.stderr)  # measurements, not the project's history
     # the summary of runs/tiny is about runs/tiny only
     assert "| pattern |" not in (out / "summary.md").read_text()

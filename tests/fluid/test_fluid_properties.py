@@ -94,7 +94,7 @@ def test_coflow_realloc_mode_delivers_everything_within_capacity(trace, policy):
 class RateLog(FluidSimulator):
     """Records every allocation (time, flow keys, rates) to integrate rate x time. Every
     allocation goes through ``_reallocate`` (no compiled reuse of decisions, whose records
-    ``tests/test_flow_events.py`` compares with this path)."""
+    ``tests/fluid/test_flow_events.py`` compares with this path)."""
 
     def __init__(self, *a, **kw):
         super().__init__(*a, reuse_decisions=False, **kw)

@@ -68,7 +68,7 @@ def test_fluid_run_on_a_closed_stdout_exits_quietly(files, tmp_path):
 
 @pytest.mark.slow
 def test_analysis_on_a_closed_stdout_exits_quietly(tmp_path):
-    from tests.test_report import write_tree
+    from tests.analysis.test_report import write_tree
     write_tree(tmp_path / "res")
     r = on_closed_stdout("-m", "analysis", tmp_path / "res")
     assert r.returncode == CLOSED_STDOUT_STATUS

@@ -15,7 +15,7 @@ from analysis.metrics import policy_ratios, run_metrics
 from analysis.regimes import per_run_ratios, regime_table
 from analysis.verdict import verdict_table
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # regimes.csv's columns: beamer's metric / the policy's, mean over the regime's runs
 AVG = "avg_sct_ratio_ref_over_policy_mean"
 P99 = "p99_sct_ratio_ref_over_policy_mean"

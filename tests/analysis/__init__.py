@@ -1,0 +1,1 @@
+"""Tests of the analysis: tables, figures and the summary from record files."""

@@ -1,0 +1,1 @@
+"""Tests of the workload generator, tuners, sync coflows, trace format and its readers, the workload command line."""
