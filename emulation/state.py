@@ -22,7 +22,6 @@ from dataclasses import fields
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from emulation.admission import Admission
 from emulation.compiled_trace import CompiledTrace, compile_trace, place_job
