@@ -229,8 +229,8 @@ class Driver(Backend):
             self.reasons.append("scheduler process killed")
 
 
-def inject(faults: Faults, elapsed_s: float, done: set[str], reasons: list[str], agents,
-           cap, net) -> None:
+def inject(faults: Faults, elapsed_s: float, done: set[str], reasons: list[str],
+           agents: dict[str, Any], cap: Any, net: Any) -> None:
     """Apply the faults due at ``elapsed_s`` (emulated s since t0), each once; only to
     processes and links this run created."""
     if faults.kill_agent and "agent" not in done and elapsed_s >= faults.kill_agent[1]:

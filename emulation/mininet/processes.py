@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,13 +166,14 @@ def teardown(s: Started) -> None:
             f.close()
 
 
-def _log_file(files: list, path: Path):
+def _log_file(files: list, path: Path) -> Any:
     f = open(path, "w")
     files.append(f)
     return f
 
 
-def _wait_for(cond, timeout_s: float, why: str, proc=None) -> None:
+def _wait_for(cond: Callable[[], bool], timeout_s: float, why: str,
+              proc: subprocess.Popen | None = None) -> None:
     end = time.time() + timeout_s
     while not cond():
         if time.time() > end or (proc is not None and proc.poll() is not None):

@@ -50,8 +50,8 @@ from emulation.mininet.driver import Driver, Faults, RunError, Watch
 from emulation.mininet.leftovers import SOCK_DIR_PREFIX, clear_dead
 from emulation.mininet.net import require_root, unbuildable
 from emulation.mininet.processes import Started, finish, start, teardown
-from emulation.records import (cluster_facts, file_sha256, git_sha, summary_stats, versions,
-                               write_records)
+from emulation.records import (Records, cluster_facts, file_sha256, git_sha, summary_stats,
+                               versions, write_records)
 from emulation.scheduler.lower_bound import lower_bound
 from emulation.state import ClusterState
 from emulation.topology import Topology, TopologyConfig, build_topology
@@ -81,7 +81,7 @@ def scale_trace(trace: Trace, *, rate_scale: float, time_scale: float) -> Trace:
         "rate_scale": rate_scale, "time_scale": time_scale, "size_scale": b}})
 
 
-def _on_signal(signum, frame):
+def _on_signal(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -222,7 +222,7 @@ def _scheduler_info(out: Path) -> dict[str, Any]:
     return {}
 
 
-def _cluster_records(state: ClusterState, trace: Trace, rec, topo_cfg: TopologyConfig,
+def _cluster_records(state: ClusterState, trace: Trace, rec: Records, topo_cfg: TopologyConfig,
                      run: dict[str, Any], *, time_scale: float, release_at_zero: bool
                      ) -> tuple[list[dict], list[dict]]:
     """For a trace whose trials a cluster placed: ``trials.csv`` and ``decisions.csv``
@@ -250,7 +250,7 @@ EMULATED_COLUMNS = {
 }
 
 
-def to_trace_time(rec, state: ClusterState, trace: Trace, *, time_scale: float
+def to_trace_time(rec: Records, state: ClusterState, trace: Trace, *, time_scale: float
                   ) -> tuple[list[dict], list[dict], dict[str, Any]]:
     """The driver's records (emulated seconds and bytes of the scaled trace) in trace seconds
     and the unscaled trace's bytes, the emulated values kept as ``*_emulated_*`` columns."""

@@ -39,7 +39,7 @@ from emulation.mininet.protocol import LineChannel
 from emulation.mininet.agent import UNPACED
 from emulation.mininet.qos import class_of_tos, queue_safe_classes, tos_for_class
 from emulation.scheduler import make_policy
-from emulation.scheduler.base import check_order, decision_classes
+from emulation.scheduler.base import Policy, check_order, decision_classes
 from emulation.state import ClusterState
 from emulation.topology import TopologyConfig, build_topology
 from workloads import trace as trace_mod
@@ -50,7 +50,7 @@ from workloads.config import build
 MIN_PACED_SHARE = 0.05
 
 
-def decide_and_push(state: ClusterState, policy, K: int, agents: list[LineChannel],
+def decide_and_push(state: ClusterState, policy: Policy, K: int, agents: list[LineChannel],
            pushed: dict[int, int], first_push: dict[int, float],
            paced: dict[int, int] | None = None) -> list[tuple[int, float]]:
     """Ask the policy, push changed classes (and, for a MADD policy, ``paced``: changed
@@ -156,7 +156,7 @@ class Shadow(Backend):
     sent, kept in the state); a decision is the policy asked (``should_decide``) and the
     changed classes pushed to the agents."""
 
-    def __init__(self, srv: socket.socket, policy, *, num_classes: int):
+    def __init__(self, srv: socket.socket, policy: Policy, *, num_classes: int):
         self.srv, self.policy, self.K = srv, policy, num_classes
         self.sel = selectors.DefaultSelector()
         self.sel.register(srv, selectors.EVENT_READ, None)
