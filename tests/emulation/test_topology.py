@@ -55,10 +55,10 @@ def test_missing_hosts_error_lists_them_all_in_order():
     """16 trace hosts on a big switch of 8: h8..h15 are missing, all eight of them."""
     with pytest.raises(ConfigError) as exc:
         build_topology(TopologyConfig(num_hosts=8), SIXTEEN)
-    assert str(exc.value) == (
-        "topology.num_hosts = 8: the trace uses hosts h8..h15 (16 hosts) that the big_switch "
-        "with 8 hosts does not have; leave topology.num_hosts out (0 = as many hosts as the "
-        "trace) or set it to at least 16")
+    msg = str(exc.value)
+    assert msg.startswith("topology.num_hosts = 8: "), msg
+    assert "uses hosts h8..h15 (16 hosts)" in msg and "the big_switch with 8 hosts" in msg, msg
+    assert "leave topology.num_hosts out" in msg and msg.endswith("at least 16"), msg
     # where the trace's hosts come from, when the caller knows
     with pytest.raises(ConfigError, match=r"h8\.\.h15 \(workload.num_hosts = 16\) that"):
         build_topology(TopologyConfig(num_hosts=8), SIXTEEN, hosts_key="workload.num_hosts = 16")
@@ -71,10 +71,10 @@ def test_a_leaf_spines_filler_hosts_do_not_count_as_the_traces():
     cfg = TopologyConfig(kind="leaf_spine", hosts_per_leaf=4, num_hosts=6)
     with pytest.raises(ConfigError) as exc:
         build_topology(cfg, eight)
-    assert str(exc.value) == (
-        "topology.num_hosts = 6: the trace uses hosts h6..h7 (8 hosts) that the leaf_spine "
-        "with 6 hosts does not have; leave topology.num_hosts out (0 = as many hosts as the "
-        "trace) or set it to at least 8")
+    msg = str(exc.value)
+    assert msg.startswith("topology.num_hosts = 6: "), msg
+    assert "uses hosts h6..h7 (8 hosts)" in msg and "the leaf_spine with 6 hosts" in msg, msg
+    assert "leave topology.num_hosts out" in msg and msg.endswith("at least 8"), msg
     assert len(build_topology(cfg, eight[:6]).hosts) == 8  # a 6-host trace fits
 
 
@@ -82,15 +82,17 @@ def test_missing_hosts_error_for_names_no_host_count_provides():
     # hosts h0, h5: num_hosts 0 = 2 hosts h0, h1; h5 needs 6 hosts
     with pytest.raises(ConfigError) as exc:
         build_topology(TopologyConfig(), ("h0", "h5"))
-    assert str(exc.value) == (
-        "topology: the trace uses hosts h5 (2 hosts) that the big_switch with 2 hosts does "
-        "not have; set topology.num_hosts to at least 6")
+    msg = str(exc.value)
+    assert msg.startswith("topology: ") and "uses hosts h5 (2 hosts)" in msg, msg
+    assert "the big_switch with 2 hosts" in msg, msg
+    assert msg.endswith("set topology.num_hosts to at least 6"), msg
     with pytest.raises(ConfigError) as exc:
         build_topology(TopologyConfig(), ("h0", "gpu-a", "gpu-b"))
-    assert str(exc.value) == (
-        "topology: the trace uses hosts gpu-a, gpu-b (3 hosts) that the big_switch with 3 "
-        "hosts does not have; a topology names its hosts h0, h1, ...: name the trace's "
-        "hosts h0..h2")
+    msg = str(exc.value)
+    assert msg.startswith("topology: ") and "uses hosts gpu-a, gpu-b (3 hosts)" in msg, msg
+    assert "the big_switch with 3 hosts" in msg and "names its hosts h0, h1, ..." in msg, msg
+    assert msg.endswith("name the trace's hosts h0..h2"), msg
+    assert "topology.num_hosts" not in msg, msg  # no host count would name them
 
 
 def test_an_unknown_kind_is_refused_naming_the_kinds():

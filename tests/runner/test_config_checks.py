@@ -116,13 +116,15 @@ def test_another_tuners_key_is_an_error_in_the_runner_and_the_workload_cli(tmp_p
     cfg, out = write(tmp_path, wl_hosts=8, workload='algorithm = "sha"\nasha_num_trials = 27'), \
         tmp_path / "res"
     cfg.write_text(cfg.read_text().replace("max_resource = 3\n", ""))
-    err = (f"error: {cfg}: set but not read: workload.asha_num_trials ({SHA_READS}); remove it "
-           "(the keys each tuner reads: TUNER_KEYS in workloads/generator.py)")
     r = runner("--config", cfg, "--out", out, "--dry-run")
-    assert r.returncode == 2 and r.stderr.splitlines() == [err] and not out.exists()
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and not out.exists(), r.stderr
+    [err] = r.stderr.splitlines()
+    assert err.startswith(f"error: {cfg}: set but not read: workload.asha_num_trials "), err
+    assert SHA_READS in err and "remove it" in err, err
+    assert "TUNER_KEYS in workloads/generator.py" in err, err
     r = subprocess.run([PYTHON, "-m", "workloads", "generate", str(cfg), "-o",
                         str(tmp_path / "t.json")], cwd=REPO, capture_output=True, text=True)
-    assert r.returncode == 2 and r.stderr.splitlines() == [err]
+    assert r.returncode == 2 and r.stderr.splitlines() == [err]  # the runner's line
     assert not (tmp_path / "t.json").exists()
 
 
@@ -217,8 +219,9 @@ def test_two_files_making_the_same_runs_are_both_named(tmp_path):
     b.write_text(a.read_text())
     with pytest.raises(ConfigError) as exc:
         collect_specs([a, b], full=False, backend="fluid")
-    assert str(exc.value) == (f"{a} and {b}: both make the run one/policy=fair,seed=1: give "
-                              "each file its own [experiment] name")
+    msg = str(exc.value)
+    assert msg.startswith(f"{a} and {b}: ") and "the run one/policy=fair,seed=1" in msg, msg
+    assert msg.endswith("give each file its own [experiment] name"), msg
     with pytest.raises(ConfigError) as exc:
         collect_specs([a, a], full=False, backend="fluid")
     assert str(exc.value) == f"{a}: given twice"
@@ -347,9 +350,10 @@ def test_a_full_value_the_sweep_replaces_is_an_error(tmp_path):
                                 '[full]\n"workload.arrival_rate_per_s" = 4.0\n')
     with pytest.raises(ConfigError) as exc:
         load_experiment(cfg, full=False)
-    assert str(exc.value) == (f"{cfg}: [full] sets workload.arrival_rate_per_s, which [sweep] "
-                              "replaces at every point, so --full would not use it: remove it "
-                              "from one of them")
+    msg = str(exc.value)
+    assert msg.startswith(f"{cfg}: [full] sets workload.arrival_rate_per_s, which [sweep] "
+                          "replaces"), msg
+    assert "--full would not use it" in msg and msg.endswith("remove it from one of them"), msg
 
 
 @pytest.mark.parametrize("line", ["full = 3", 'sweep = "x"'])

@@ -70,10 +70,12 @@ def test_topology_short_of_the_workloads_hosts_fails_before_any_run(tmp_path, dr
     cfg, out = write(tmp_path, topology=LEAF8), tmp_path / "res"
     r = runner("--config", cfg, "--out", out, *(["--dry-run"] if dry else []))
     assert r.returncode == 2
-    assert r.stderr.splitlines() == [
-        f"error: {cfg}: topology.num_hosts = 8: the trace uses hosts h8..h15 "
-        "(workload.num_hosts = 16) that the leaf_spine with 8 hosts does not have; leave "
-        "topology.num_hosts out (0 = as many hosts as the trace) or set it to at least 16"]
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    [err] = r.stderr.splitlines()
+    assert err.startswith(f"error: {cfg}: topology.num_hosts = 8: "), err
+    assert "uses hosts h8..h15 (workload.num_hosts = 16)" in err, err
+    assert "the leaf_spine with 8 hosts" in err and "leave topology.num_hosts out" in err, err
+    assert err.endswith("at least 16"), err
     assert r.stdout == "" and not out.exists()
 
 
@@ -93,10 +95,10 @@ def test_the_fluid_cli_reports_the_same_mistake_the_same_way(tmp_path, topology,
                        cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2
     [err] = [line for line in r.stderr.splitlines() if line.startswith("error:")]
-    assert err == (
-        f"error: {cfg}: topology.num_hosts = 8: the trace uses hosts h8..h15 ({trace}: 16 "
-        f"hosts) that the {kind} with 8 hosts does not have; leave topology.num_hosts out "
-        "(0 = as many hosts as the trace) or set it to at least 16")
+    assert err.startswith(f"error: {cfg}: topology.num_hosts = 8: "), err
+    assert f"uses hosts h8..h15 ({trace}: 16 hosts)" in err, err
+    assert f"the {kind} with 8 hosts" in err and "leave topology.num_hosts out" in err, err
+    assert err.endswith("at least 16"), err
 
 
 @pytest.mark.parametrize("topo_hosts,missing", [(12, r"h12\.\.h15"), (13, r"h13\.\.h15"),
@@ -299,12 +301,14 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[:-1] == [f"one/{n}  (done; recorded with other experiment.description, "
-                          "experiment.figure: rewritten by a run)"
-                          for n in new]
-    assert lines[-1] == (f"4 runs into {out}: 4 done (the same run recorded; 4 of them record another "
-                         "[experiment] description, figure or run list (policies, seeds, "
-                         "repetitions), which a run rewrites, config hash included), 0 to run")
+    assert [line.split("  (")[0] for line in lines[:-1]] == [f"one/{n}" for n in new]
+    for line in lines[:-1]:
+        assert "  (done; " in line and "experiment.description, experiment.figure:" in line, line
+        assert line.endswith("rewritten by a run)"), line
+    last = lines[-1]
+    assert last.startswith(f"4 runs into {out}: 4 done") and last.endswith(", 0 to run"), last
+    assert "4 of them record another [experiment] description" in last, last
+    assert "which a run rewrites" in last, last
     assert all(json.loads((out / "one" / n / "run_config.json").read_text())["config_hash"]
                == old[n].config_hash for n in new)  # the dry run wrote nothing
     assert executed(args) == []
@@ -317,7 +321,9 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert {p: p.read_bytes() for p in (out / "one").glob("*/*.csv")} == records
     assert set(load_runs(out)["figure"]) == {"line"}
     r = runner("--config", cfg, "--out", out, "--dry-run")
-    assert r.stdout.splitlines()[-1] == f"4 runs into {out}: 4 done (the same run recorded), 0 to run"
+    last = r.stdout.splitlines()[-1]
+    assert last.startswith(f"4 runs into {out}: 4 done") and last.endswith(", 0 to run"), last
+    assert "record another" not in last, last  # the labels rewritten: nothing left to note
 
 
 @pytest.mark.slow
@@ -336,15 +342,16 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
                    .replace("seeds = [1]", "seeds = [1, 2]"))
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.splitlines() == [
-        "one/policy=fair,seed=1  (done; recorded with other experiment.policies, "
-        "experiment.seeds: rewritten by a run)",
-        "one/policy=beamer,seed=1  (to run)",
-        "one/policy=fair,seed=2  (to run)",
-        "one/policy=beamer,seed=2  (to run)",
-        f"4 runs into {out}: 1 done (the same run recorded; 1 of them records another [experiment] "
-        "description, figure or run list (policies, seeds, repetitions), which a run "
-        "rewrites, config hash included), 3 to run"]
+    lines = r.stdout.splitlines()
+    assert len(lines) == 5, lines
+    first_line, *to_run, last = lines
+    assert first_line.startswith("one/policy=fair,seed=1  (done; "), first_line
+    assert "experiment.policies, experiment.seeds:" in first_line, first_line
+    assert first_line.endswith("rewritten by a run)"), first_line
+    assert to_run == ["one/policy=beamer,seed=1  (to run)", "one/policy=fair,seed=2  (to run)",
+                      "one/policy=beamer,seed=2  (to run)"]
+    assert last.startswith(f"4 runs into {out}: 1 done") and last.endswith(", 3 to run"), last
+    assert "1 of them records another [experiment]" in last and "which a run rewrites" in last, last
     calls = executed(args)
     assert sorted(calls) == ["policy=beamer,seed=1", "policy=beamer,seed=2", "policy=fair,seed=2"]
     assert {p.name: p.read_bytes() for p in first.glob("*.csv")} == records
@@ -386,12 +393,14 @@ def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
     up (beside h15) and carry no traffic. One note on stderr, in the dry run too; the run
     goes ahead and the note is not a results note (no NOTES.md)."""
     cfg, out = write(tmp_path, topology='kind = "leaf_spine"\nhosts_per_leaf = 5'), tmp_path / "res"
-    note = (f"note: {cfg}: topology.hosts_per_leaf = 5 does not divide the 16 hosts "
-            "(workload.num_hosts = 16): the leaf_spine has 4 leaves, 20 hosts; the 4 added hosts "
-            "h16..h19 on leaf l3 carry no traffic, and l3's uplinks are sized for 5 hosts like "
-            "every leaf's")
     r = runner("--config", cfg, "--out", out, "--dry-run")
-    assert r.returncode == 0 and r.stderr.splitlines() == [note], r.stderr
+    assert r.returncode == 0 and len(r.stderr.splitlines()) == 1, r.stderr
+    [note] = r.stderr.splitlines()
+    assert note.startswith(f"note: {cfg}: topology.hosts_per_leaf = 5 does not divide "), note
+    assert "the 16 hosts (workload.num_hosts = 16)" in note, note
+    assert "the leaf_spine has 4 leaves, 20 hosts" in note, note
+    assert "the 4 added hosts h16..h19 on leaf l3 carry no traffic" in note, note
+    assert "uplinks are sized for 5 hosts" in note, note
     r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
     assert r.returncode == 0, r.stderr
     assert note in r.stderr.splitlines() and not (out / "NOTES.md").exists()
@@ -462,9 +471,9 @@ def test_a_leaf_spine_of_one_leaf_says_its_spines_carry_nothing():
     hosts = tuple(f"h{i}" for i in range(16))
     one = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=16), hosts,
                                hosts_key="workload.num_hosts = 16")
-    assert one == ("the leaf_spine has one leaf (topology.hosts_per_leaf = 16 holds all 16 "
-                   "hosts): no flow crosses a spine, so topology.oversubscription and "
-                   "topology.num_spines change nothing")
+    assert one.startswith("the leaf_spine has one leaf (topology.hosts_per_leaf = 16 "), one
+    assert "holds all 16 hosts" in one and "no flow crosses a spine" in one, one
+    assert one.endswith("topology.oversubscription and topology.num_spines change nothing"), one
     padded = check_topology_hosts(TopologyConfig(kind="leaf_spine", hosts_per_leaf=32), hosts,
                                   hosts_key="workload.num_hosts = 16")
     assert "the leaf_spine has 1 leaf, 32 hosts" in padded and padded.endswith("change nothing")
