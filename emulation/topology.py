@@ -154,6 +154,16 @@ class TopologyKind:
     def facts(self, topo: Topology) -> dict[str, Any]:
         return dict(topo.params)
 
+    def describe(self, cfg: TopologyConfig) -> str:
+        """The kind's own parameters for a run's header line ("" if none)."""
+        return ""
+
+    def notes(self, cfg: TopologyConfig, topo: Topology, *, wanted: int,
+              source: str) -> list[str]:
+        """Notes on what ``topo``, built from ``cfg`` for ``wanted`` hosts (their number
+        from ``source``), has that no flow uses."""
+        return []
+
 
 class BigSwitch(TopologyKind):
     name = "big_switch"
@@ -192,6 +202,35 @@ class LeafSpine(TopologyKind):
         """The parameters, with the number of spines instead of their names."""
         facts = {k: v for k, v in topo.params.items() if k != "spines"}
         return {**facts, "num_spines": len(topo.params["spines"])}
+
+    def describe(self, cfg: TopologyConfig) -> str:
+        return (f", {cfg.hosts_per_leaf} hosts per leaf, {cfg.num_spines} spines, "
+                f"oversubscription {cfg.oversubscription:g}")
+
+    def notes(self, cfg: TopologyConfig, topo: Topology, *, wanted: int,
+              source: str) -> list[str]:
+        """The hosts added to fill the last leaf (``hosts_per_leaf`` does not divide the
+        host count), and a single leaf, whose spines no flow crosses."""
+        parts = []
+        leaves = topo.params["num_leaves"]
+        if len(topo.hosts) > wanted:
+            added = list(topo.hosts[wanted:])
+            last = topo.switches[leaves - 1]
+            parts.append(f"topology.hosts_per_leaf = {cfg.hosts_per_leaf} does not divide the "
+                         f"{wanted} hosts ({source}): the leaf_spine has {leaves} "
+                         f"{'leaf' if leaves == 1 else 'leaves'}, "
+                         f"{len(topo.hosts)} hosts; "
+                         + (f"the {len(added)} added hosts {host_span(added)} on leaf {last} "
+                            "carry" if len(added) > 1 else f"the added host "
+                            f"{host_span(added)} on leaf {last} carries")
+                         + f" no traffic, and {last}'s uplinks are sized for "
+                         f"{cfg.hosts_per_leaf} hosts like every leaf's")
+        if leaves == 1:
+            parts.append(f"the leaf_spine has one leaf (topology.hosts_per_leaf = "
+                         f"{cfg.hosts_per_leaf} holds all {wanted} hosts): no flow crosses a "
+                         "spine, so topology.oversubscription and topology.num_spines change "
+                         "nothing")
+        return parts
 
 
 # kind name -> kind (read-only)

@@ -35,9 +35,9 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
     e.g. ``workload.num_hosts = 16``): ConfigError naming ``topology.num_hosts`` if not.
     Returns a one-line note naming the topology's hosts the trace does not have (no flow
     can use them), else None: those of a ``topology.num_hosts`` larger than the trace's
-    host count, and those a leaf-spine adds to fill its last leaf (``hosts_per_leaf`` does
-    not divide the host count); and a leaf-spine of one leaf, whose spines no flow crosses."""
-    from emulation.topology import build_topology, host_span
+    host count, and the kind's own (``TopologyKind.notes``: for a leaf-spine, the hosts it
+    adds to fill its last leaf, and one leaf, whose spines no flow crosses)."""
+    from emulation.topology import TOPOLOGIES, build_topology, host_span
     wanted = topo.num_hosts or len(trace_hosts)
     built = build_topology(topo, trace_hosts, hosts_key=hosts_key)
     parts = []
@@ -50,25 +50,8 @@ def check_topology_hosts(topo: Any, trace_hosts: tuple[str, ...], *, hosts_key: 
                         if len(unused) > 1 else f"the host {host_span(unused)}, not in the "
                         "trace, carries")
                      + " no traffic")
-    if len(built.hosts) > wanted:
-        added = list(built.hosts[wanted:])
-        leaves = built.params["num_leaves"]
-        last = built.switches[leaves - 1]
-        source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
-        parts.append(f"topology.hosts_per_leaf = {topo.hosts_per_leaf} does not divide the "
-                     f"{wanted} hosts ({source}): the leaf_spine has {leaves} "
-                     f"{'leaf' if leaves == 1 else 'leaves'}, "
-                     f"{len(built.hosts)} hosts; "
-                     + (f"the {len(added)} added hosts {host_span(added)} on leaf {last} carry"
-                        if len(added) > 1 else f"the added host {host_span(added)} on leaf "
-                        f"{last} carries")
-                     + f" no traffic, and {last}'s uplinks are sized for "
-                     f"{topo.hosts_per_leaf} hosts like every leaf's")
-    if topo.kind == "leaf_spine" and built.params["num_leaves"] == 1:
-        parts.append(f"the leaf_spine has one leaf (topology.hosts_per_leaf = "
-                     f"{topo.hosts_per_leaf} holds all {wanted} hosts): no flow crosses a "
-                     "spine, so topology.oversubscription and topology.num_spines change "
-                     "nothing")
+    source = f"topology.num_hosts = {topo.num_hosts}" if topo.num_hosts else hosts_key
+    parts += TOPOLOGIES[topo.kind].notes(topo, built, wanted=wanted, source=source)
     return "; ".join(parts) or None
 
 

@@ -50,7 +50,7 @@ from emulation.fluid.run import (Progress, add_output_args, ensure_kernels, exis
 from emulation.fluid.simulator import REALLOC_MODES
 from emulation.scheduler.lower_bound_cache import lower_bound_cache_dir
 from emulation.scheduler import POLICIES
-from emulation.topology import TopologyConfig, add_topology_args, build_topology
+from emulation.topology import TOPOLOGIES, TopologyConfig, add_topology_args, build_topology
 from schema.cli import (EXPERIMENT_DEFAULTS, TOPOLOGY_DEFAULTS, TOPOLOGY_FLAGS, merged_topology,
                         parse_given, read_config, topology_config)
 from schema.point import check_topology_hosts
@@ -292,8 +292,7 @@ def header(policy: str, topo, topo_cfg: TopologyConfig, opts: dict) -> str:
         f"realloc: {used} ({why})",
         f"topology: {topo.kind}, {len(topo.hosts)} hosts, links "
         f"{topo_cfg.link_rate_bps / 1e9:g} Gbit/s"
-        + (f", {topo_cfg.hosts_per_leaf} hosts per leaf, {topo_cfg.num_spines} spines, "
-           f"oversubscription {topo_cfg.oversubscription:g}" if topo.kind == "leaf_spine" else ""),
+        + TOPOLOGIES[topo.kind].describe(topo_cfg),
         f"priority_classes: {k}" + (" (unlimited)" if k == 0 else ""),
         f"release_at_zero: {str(opts['release_at_zero']).lower()}",
     ]
