@@ -29,6 +29,9 @@ MIN_SHARE = 0.002
 # Guaranteed share of the control class (ACKs are ~0.5% of the data rate at 9000-byte frames).
 CONTROL_SHARE = 0.05
 CONTROL_CLASSID = "1:9"
+# every class's bucket (burst and cburst, KiB): a class that was idle may send this much
+# at once, ahead of its rate
+HTB_BURST_KIB = 20
 
 
 def tos_for_class(k: int) -> int:
@@ -97,18 +100,18 @@ def htb_commands(dev: str, rate_bps: float, num_classes: int) -> list[str]:
         f"qdisc del dev {dev} root",
         f"qdisc add dev {dev} root handle 1: htb default {default}",
         f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} quantum 9014 "
-        f"burst 20k cburst 20k",
+        f"burst {HTB_BURST_KIB}k cburst {HTB_BURST_KIB}k",
     ]
     control = f"{max(8000, int(rate_bps * CONTROL_SHARE))}bit"
     cmds += [
         f"class add dev {dev} parent 1:1 classid {CONTROL_CLASSID} htb rate {control} ceil {rate} "
-        f"prio 0 quantum 9014 burst 20k cburst 20k",
+        f"prio 0 quantum 9014 burst {HTB_BURST_KIB}k cburst {HTB_BURST_KIB}k",
         f"qdisc add dev {dev} parent {CONTROL_CLASSID} handle 9: pfifo limit {QUEUE_PACKETS}",
     ]
     for k in range(num_classes):
         cmds += [
             f"class add dev {dev} parent 1:1 classid 1:{10 + k} htb rate {floor} ceil {rate} "
-            f"prio {k} quantum 9014 burst 20k cburst 20k",
+            f"prio {k} quantum 9014 burst {HTB_BURST_KIB}k cburst {HTB_BURST_KIB}k",
             f"qdisc add dev {dev} parent 1:{10 + k} handle {10 + k}: pfifo limit {QUEUE_PACKETS}",
         ]
     # small packets (ACKs) to the control class first, then one filter per marked class
