@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from emulation.backends import PACKET_LEVEL
@@ -224,16 +225,22 @@ def write_table(df: pd.DataFrame, path: Path) -> Path:
     return note_written(path)
 
 
+STAGE_TAGS = ("experiment", "scenario", "policy", "seed", "workload_seed", "repetition",
+              "seed_set")
+
+
 def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
-    """All stages.csv rows, tagged with experiment, scenario, policy and seed."""
-    parts = []
-    for _, r in runs.iterrows():
-        df = pd.read_csv(Path(r["run_dir"]) / "stages.csv")
-        for k in ("experiment", "scenario", "policy", "seed", "workload_seed", "repetition",
-                  "seed_set"):
-            df[k] = r.get(k)
-        parts.append(df)
-    return pd.concat(parts, ignore_index=True)
+    """All stages.csv rows, tagged with their run's ``STAGE_TAGS`` (None where ``runs``
+    has no such column); the columns in the order of first appearance, each run's own
+    columns before the tags. The tags are added once to the whole table (adding them run
+    by run took 15 of 20 s on the committed results)."""
+    parts = [pd.read_csv(Path(d) / "stages.csv") for d in runs["run_dir"]]
+    out = pd.concat(parts, ignore_index=True)
+    lengths = [len(p) for p in parts]
+    for k in STAGE_TAGS:
+        col = runs[k].to_numpy() if k in runs else np.full(len(runs), None, dtype=object)
+        out[k] = np.repeat(col, lengths)
+    return out[list(dict.fromkeys(c for p in parts for c in (*p.columns, *STAGE_TAGS)))]
 
 
 def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
