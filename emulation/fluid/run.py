@@ -311,7 +311,7 @@ def ensure_kernels(stream: TextIO | None = None, *, prefix: str = "") -> float |
     print(prefix + COMPILE_NOTE, end="", file=stream, flush=True)
     t0 = time.perf_counter()
     from emulation import kernels
-    kernels.warm_up()
+    kernels.warm_up(jobs=min(2, os.cpu_count() or 1))
     took = time.perf_counter() - t0
     print(f" done in {took:.0f} s", file=stream, flush=True)
     return took

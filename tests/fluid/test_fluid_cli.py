@@ -240,7 +240,7 @@ def test_first_run_says_it_compiles_once(trace_file, tmp_path, monkeypatch, caps
     from emulation import kernels
     calls = []
     monkeypatch.setattr(run_mod, "kernels_need_compiling", lambda: not calls)
-    monkeypatch.setattr(kernels, "warm_up", lambda: calls.append(1))
+    monkeypatch.setattr(kernels, "warm_up", lambda **kw: calls.append(1))
     assert cli.main([str(trace_file), "--policy", "fair", "-o", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
     # compiled before the note's "done"; run_fluid loads the kernels again (a no-op then)
