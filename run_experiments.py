@@ -124,8 +124,8 @@ from runner.config import (REPO, SUITES, RunSpec, collect_specs, registered_poli
 from runner.execute import run_all
 from runner.results_dir import (RunStatus, backend_of, clear_leftovers, committed_runs,
                                 config_changes, interrupted_leftovers, label_changes,
-                                put_back_plan, recorded_policies, relabel, resolved_realloc,
-                                run_policies, run_status, stale_runs)
+                                pack_written, put_back_plan, recorded_policies, relabel,
+                                resolved_realloc, run_policies, run_status, stale_runs)
 from runner.verify import verify
 from workloads.config import ConfigError
 
@@ -479,6 +479,13 @@ def _relabel(relabelled: list[RunSpec], out: Path) -> None:
               "in their run.json (the records are kept)")
 
 
+def _pack(out: Path, specs: list[RunSpec], *, written: list[RunSpec]) -> None:
+    """Pack the runs just written into their experiments' columnar files, a line each."""
+    for exp, n in pack_written(out, {s.experiment for s in specs},
+                               written={s.experiment for s in written}):
+        print(f"records: {_count(n, 'run', 'runs')} packed into {_shown(out / exp)}/*.parquet")
+
+
 def _write_notes(out: Path, notes: list[str], other_suite: str | None,
                  stale: list[str]) -> None:
     """The results directory's NOTES.md: what was skipped and which of its run
@@ -574,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         _kernels_ready()
     run_all(todo, out, jobs=args.jobs, dask_address=args.dask,
             done_specs=[s for s in specs if s not in todo])
+    _pack(out, specs, written=[*todo, *relabelled])
     _write_notes(out, notes, other_suite, stale)
     if args.no_analysis:
         print(f"results: {where} (analysis skipped; later: python -m analysis {where})")

@@ -18,7 +18,6 @@ the empty cluster). ``tables/cluster_verdict.csv`` and ``tables/cluster_placemen
 hold the rows."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from emulation.backends import PACKET_LEVEL
 from analysis.load import write_table
 from analysis.metrics import mean_ci95
 from analysis.text import cell
+from emulation import store
 
 VERDICT_BASELINES = ("beamer-sbssi", "sincronia", "fair", "fifo_lm", "varys")
 BASELINES = ("beamer", *VERDICT_BASELINES)  # the per-experiment table's, but the reference
@@ -69,7 +69,7 @@ def _placement(run: pd.Series) -> str:
     swept = run.get(PLACEMENT)
     if isinstance(swept, str):
         return swept
-    return json.loads((Path(run["run_dir"]) / "run.json").read_text())["cluster"]["placement"]
+    return store.read_json(Path(run["run_dir"]) / "run.json")["cluster"]["placement"]
 
 
 def placed_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import pandas as pd
 from analysis.cluster import PLACEMENT, placed_runs
 from analysis.load import write_table
 from analysis.text import cell
+from emulation import store
 
 OTHER = "sincronia"  # compared with the reference; beamer when Sincronia is the reference
 
@@ -38,9 +39,9 @@ def _run_stages(run: pd.Series, results: Path, kinds: dict[str, dict[str, str]]
     """One row per stage of a run: its SCT, kind, and its trials' mean wait and hold
     (``kinds``: ``stage_kinds`` by trace path, filled as traces are read)."""
     d = Path(run["run_dir"])
-    info = json.loads((d / "run.json").read_text())
-    st = pd.read_csv(d / "stages.csv")
-    tr = pd.read_csv(d / "trials.csv")
+    info = store.read_json(d / "run.json")
+    st = store.read_table(d / "stages.csv")
+    tr = store.read_table(d / "trials.csv")
     tr = tr.assign(wait_s=tr["start_s"] - tr["queued_s"], held_s=tr["end_s"] - tr["start_s"])
     per = tr.groupby("stage_id")[["wait_s", "held_s"]].mean()
     st = st.join(per, on="stage_id")

@@ -12,13 +12,13 @@ twin avg SCT / emulated avg SCT - 1 (> 0: the model predicts slower than the emu
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis.load import mininet_runs, note_written, write_table
+from emulation import store
 from analysis.policies import policy_order
 
 VALIDATION_PREFIX = "validation-"
@@ -29,7 +29,7 @@ TARGETS = {"median": 0.03, "p90": 0.08, "beamer_sincronia_mae": 0.02, "order": 0
 
 def _avg_sct(run_dir: Path, sub: str) -> float:
     p = run_dir / sub / "run.json"
-    return float(json.loads(p.read_text())["avg_sct_s"]) if p.exists() else np.nan
+    return float(store.read_json(p)["avg_sct_s"]) if store.has(p) else np.nan
 
 
 def error_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -24,6 +24,7 @@ import pandas as pd
 from emulation.backends import PACKET_LEVEL
 from analysis.load import write_table
 from analysis.text import cell
+from emulation import store
 
 
 def job_hosts(trace_path: Path) -> dict[str, list[str]]:
@@ -36,8 +37,8 @@ def job_hosts(trace_path: Path) -> dict[str, list[str]]:
 def host_intervals(run_dir: Path, hosts: dict[str, list[str]]) -> pd.DataFrame:
     """One row per (job, host): ``host``, ``start_s`` (the job's stage start) and
     ``end_s`` (the job's last coflow end); jobs without coflows are left out."""
-    cf = pd.read_csv(run_dir / "coflows.csv")
-    st = pd.read_csv(run_dir / "stages.csv")[["stage_id", "start_s"]]
+    cf = store.read_table(run_dir / "coflows.csv")
+    st = store.read_table(run_dir / "stages.csv")[["stage_id", "start_s"]]
     jobs = cf.groupby(["stage_id", "job_id"], as_index=False)["end_s"].max().merge(st, on="stage_id")
     rows = [(h, r.start_s, r.end_s) for r in jobs.itertuples() for h in hosts[r.job_id]]
     return pd.DataFrame(rows, columns=["host", "start_s", "end_s"])
@@ -46,7 +47,7 @@ def host_intervals(run_dir: Path, hosts: dict[str, list[str]]) -> pd.DataFrame:
 def trial_intervals(run_dir: Path) -> pd.DataFrame:
     """One row per (trial, host) of ``trials.csv``: ``host``, ``start_s``, ``end_s`` and
     ``weight``, the GPUs it holds there."""
-    tr = pd.read_csv(run_dir / "trials.csv")
+    tr = store.read_table(run_dir / "trials.csv")
     rows = [(host, r.start_s, r.end_s, int(g)) for r in tr.itertuples()
             for host, g in (pair.split(":") for pair in str(r.hosts).split(";"))]
     return pd.DataFrame(rows, columns=["host", "start_s", "end_s", "weight"])
@@ -85,7 +86,7 @@ def host_load_table(runs: pd.DataFrame, results: Path, reference: str) -> pd.Dat
         if not path.exists():
             continue
         run_dir = Path(r["run_dir"])
-        if (run_dir / "trials.csv").exists():
+        if store.has(run_dir / "trials.csv"):
             peak, mean = host_load(trial_intervals(run_dir))
         else:
             if path not in cache:

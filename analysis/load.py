@@ -22,7 +22,6 @@ path to read its records from, the shared run's for a run whose run.json names o
 """
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -33,6 +32,7 @@ import pandas as pd
 from emulation.backends import PACKET_LEVEL
 from emulation.records import SAME_RUN_AS
 from workloads.config import value_label
+from emulation import store
 
 
 def _parts(scenario: str) -> list[tuple[str, str]]:
@@ -77,16 +77,15 @@ def sort_scenarios(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_dirs(results: Path) -> list[Path]:
-    """Every finished run directory, sorted."""
-    return sorted(p.parent for p in Path(results).glob("*/*/run.json")
-                  if not p.parent.name.startswith("."))
+    """Every finished run directory, loose or packed (``emulation.store``), sorted."""
+    return store.run_dirs(results)
 
 
 def _experiment_cfg(run_dir: Path) -> dict:
     """The run's ``[experiment]`` settings from its run_config.json (the runner writes it;
     empty without one)."""
     try:
-        cfg = json.loads((run_dir / "run_config.json").read_text())
+        cfg = store.read_json(run_dir / "run_config.json")
     except (OSError, ValueError):
         return {}
     return cfg.get("experiment_cfg", {}) or {}
@@ -119,7 +118,7 @@ def _records_dir(results: Path, run_dir: Path, run: dict) -> Path:
     if not shared:
         return run_dir
     src = results / shared
-    if not (src / "stages.csv").exists():
+    if not store.has(src / "stages.csv"):
         raise FileNotFoundError(f"{run_dir.relative_to(results).as_posix()} shares the records "
                                 f"of {shared}, which holds none (rerun the runner to make them)")
     return src
@@ -134,7 +133,7 @@ def load_runs(results: Path) -> pd.DataFrame:
     results = Path(results)
     rows = []
     for d in run_dirs(results):
-        run = json.loads((d / "run.json").read_text())
+        run = store.read_json(d / "run.json")
         params = run.get("params", {})
         row = {k: v for k, v in run.items() if not isinstance(v, (dict, list))}
         row["experiment"] = run.get("experiment", d.parent.name)
@@ -234,7 +233,7 @@ def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
     has no such column); the columns in the order of first appearance, each run's own
     columns before the tags. The tags are added once to the whole table (adding them run
     by run took 15 of 20 s on the committed results)."""
-    parts = [pd.read_csv(Path(d) / "stages.csv") for d in runs["run_dir"]]
+    parts = [store.read_table(Path(d) / "stages.csv") for d in runs["run_dir"]]
     out = pd.concat(parts, ignore_index=True)
     lengths = [len(p) for p in parts]
     for k in STAGE_TAGS:
@@ -252,8 +251,8 @@ def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for _, r in runs.iterrows():
         d = Path(r["run_dir"])
-        cf = pd.read_csv(d / "coflows.csv")
-        st = pd.read_csv(d / "stages.csv")[["stage_id", "start_s"]]
+        cf = store.read_table(d / "coflows.csv")
+        st = store.read_table(d / "stages.csv")[["stage_id", "start_s"]]
         if cf.empty:
             continue
         j = cf.groupby(["stage_id", "job_id"], as_index=False)["end_s"].max().merge(st, on="stage_id")
@@ -277,10 +276,10 @@ def twin_stage_pairs(run_dir: str | Path) -> pd.DataFrame | None:
     columns, in trace seconds in both backends' records. None if the run has no twin;
     ValueError if the two record different stages."""
     d = Path(run_dir)
-    if not (d / "twin" / "stages.csv").exists():
+    if not store.has(d / "twin" / "stages.csv"):
         return None
-    emu = pd.read_csv(d / "stages.csv")[["stage_id", "sct_s"]]
-    twin = pd.read_csv(d / "twin" / "stages.csv")[["stage_id", "sct_s"]]
+    emu = store.read_table(d / "stages.csv")[["stage_id", "sct_s"]]
+    twin = store.read_table(d / "twin" / "stages.csv")[["stage_id", "sct_s"]]
     m = emu.merge(twin, on="stage_id", suffixes=("_mininet", "_fluid"))
     if len(m) != len(twin) or len(m) != len(emu):
         raise ValueError(f"{d}: emulated and twin stages differ ({len(emu)} vs {len(twin)})")

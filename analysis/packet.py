@@ -22,7 +22,6 @@ machine the analysis ran on.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +32,7 @@ from analysis.load import write_table
 from analysis.metrics import ratio_column, reference_ratios
 from analysis.policies import DEFAULT_REFERENCE, sort_by_policy
 from analysis.text import units_by_experiment
+from emulation import store
 
 
 def _mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +42,7 @@ def _mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _run_json(run_dir: str) -> dict:
-    return json.loads((Path(run_dir) / "run.json").read_text())
+    return store.read_json(Path(run_dir) / "run.json")
 
 
 def capture_pairs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -51,10 +51,10 @@ def capture_pairs(runs: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for _, r in _mininet_runs(runs).iterrows():
         d = Path(r["run_dir"])
-        if not (d / "stages_capture.csv").exists():
+        if not store.has(d / "stages_capture.csv"):
             continue
-        rep = pd.read_csv(d / "stages.csv")[["stage_id", "sct_s"]]
-        cap = pd.read_csv(d / "stages_capture.csv")[["stage_id", "sct_s"]]
+        rep = store.read_table(d / "stages.csv")[["stage_id", "sct_s"]]
+        cap = store.read_table(d / "stages_capture.csv")[["stage_id", "sct_s"]]
         m = cap.merge(rep, on="stage_id", suffixes=("_capture", "_reported"))
         m = m.rename(columns={"sct_s_capture": "sct_capture_s", "sct_s_reported": "sct_reported_s"})
         m["diff_s"] = m["sct_capture_s"] - m["sct_reported_s"]

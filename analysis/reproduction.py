@@ -24,7 +24,6 @@ run. Tables name runs by ``run`` (relative to the results directory).
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ from analysis.load import mininet_runs, twin_stage_pairs, write_table
 from analysis.metrics import mean_ci95
 from analysis.policies import policy_order, sort_by_policy
 from analysis.text import count
+from emulation import store
 
 STAGE_RATIO_TOL = 0.15       # |median per-stage ratio - 1| allowed, every policy
 SEPARATION = 0.10            # twin gap (slower / faster - 1) from which the order must hold
@@ -53,7 +53,7 @@ def run_ratios(runs: pd.DataFrame) -> pd.DataFrame:
             continue
         emu, twin = m["sct_mininet_s"], m["sct_fluid_s"]
         ratio = emu / twin
-        run = json.loads((d / "run.json").read_text())
+        run = store.read_json(d / "run.json")
         lat = run.get("class_latency_emulated_s") or run.get("class_latency_s") or {}
         rows.append({
             "experiment": r["experiment"], "scenario": r["scenario"], "policy": r["policy"],

@@ -26,6 +26,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from emulation import store  # noqa: E402
 from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 # variant -> the costs it keeps (the others set to their ideal value)
@@ -81,9 +82,9 @@ def evaluate(results: Path, experiments: list[str]) -> pd.DataFrame:
     from emulation.packet_model import load_costs
     rows = []
     for exp in experiments:
-        for d in sorted((results / exp).glob("policy=*")):
-            run = json.loads((d / "run.json").read_text())
-            cfg = json.loads((d / "run_config.json").read_text())["experiment_cfg"]
+        for d in [d for d in store.run_dirs(results) if d.parent.name == exp]:
+            run = store.read_json(d / "run.json")
+            cfg = store.read_json(d / "run_config.json")["experiment_cfg"]
             full = load_costs(rate_scale=cfg["rate_scale"], time_scale=cfg["time_scale"],
                               applied=None)
             if full is None:

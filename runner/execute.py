@@ -34,6 +34,7 @@ from runner.config import RunSpec, content_key
 from runner.progress import progress
 from runner.results_dir import TWIN_DIRS, run_config_text, write_atomic
 from workloads.config import build
+from emulation import store
 
 
 def prepare_trace(spec: RunSpec, out_root: Path) -> tuple[str, str]:
@@ -149,7 +150,7 @@ def share(spec: RunSpec, source: Path, out_root: Path) -> dict[str, Any]:
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     try:
-        run = json.loads((source / "run.json").read_text())
+        run = store.read_json(source / "run.json")
         run.pop("reused_from", None)
         run.update({**_run_extra(spec),
                     SAME_RUN_AS: f"{source.parent.name}/{source.name}"})
@@ -168,7 +169,7 @@ def split_duplicates(specs: list[RunSpec], done_specs: list[RunSpec], out_root: 
     first: dict[str, RunSpec] = {
         content_key(s): s for s in reversed(done_specs)
         if BACKENDS[s.backend].exact
-        and (out_root / s.experiment / s.name / "stages.csv").exists()}
+        and store.has(out_root / s.experiment / s.name / "stages.csv")}
     run, copies = [], []
     for s in specs:
         key = content_key(s) if BACKENDS[s.backend].exact else None

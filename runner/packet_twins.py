@@ -6,12 +6,12 @@ calibration.
     .venv/bin/python -m runner.packet_twins [RESULTS_DIR] [--experiment NAME ...] [--replace]
 
 Each twin is the one a new run of the same configuration writes
-(``emulation.mininet.backend.packet_twin``); the run's own records are not touched. A run whose
+(``emulation.mininet.backend.packet_twin``); the run's own records are not touched (a
+packed experiment is packed again, ``emulation.store``). A run whose
 setting has no calibration is listed and left as it is.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -23,6 +23,7 @@ from runner.execute import _portable_paths, prepare_trace, run_request
 from runner.results_dir import committed_runs
 from runner.verify import spec_from_record
 from workloads.cli import ArgumentParser
+from emulation import store
 
 
 def missing_twins(results: Path, experiments: list[str] | None = None, *,
@@ -33,20 +34,22 @@ def missing_twins(results: Path, experiments: list[str] | None = None, *,
     for d in committed_runs(results):
         if experiments and d.parent.name not in experiments:
             continue
-        run = json.loads((d / "run.json").read_text())
-        if BACKENDS[run.get("backend", DEFAULT_BACKEND)].packet_level and (d / "twin").is_dir() \
-                and (replace or not (d / "twin_packet").is_dir()):
+        run = store.read_json(d / "run.json")
+        if BACKENDS[run.get("backend", DEFAULT_BACKEND)].packet_level and store.is_run(d / "twin") \
+                and (replace or not store.is_run(d / "twin_packet")):
             out.append(d)
     return sorted(out)
 
 
 def add_twin(run_dir: Path, results: Path) -> bool:
-    """Write ``run_dir/twin_packet`` (whole or not at all); False if no calibration."""
+    """Write ``run_dir/twin_packet`` (whole or not at all; a packed run is unpacked first,
+    ``store.unpack``); False if no calibration."""
     from workloads import coflow_benchmark
     spec = spec_from_record(run_dir)
+    run_dir = store.unpack(run_dir)
     trace_path, _ = prepare_trace(spec, results)  # the committed trace, found again
     trace = coflow_benchmark.load_any(trace_path)
-    lb = json.loads((run_dir / "run.json").read_text())["lower_bound_avg_sct_s"]
+    lb = store.read_json(run_dir / "run.json")["lower_bound_avg_sct_s"]
     tmp = run_dir / f".twin_packet-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -86,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"({k}/{len(todo)}) {d.parent.name}/{d.name}: "
               f"{'twin_packet written' if done else 'no calibration for its setting'}",
               flush=True)
+    for exp in sorted({d.parent for d in todo}):  # a packed experiment stays packed
+        if (exp / store.RUNS_FILE).is_file():
+            store.pack(exp)
     written, left = len(todo) - len(uncalibrated), len(uncalibrated)
     print(f"{written} packet-aware twin{'' if written == 1 else 's'} written; "
           f"{left} run{'' if left == 1 else 's'} without a calibration of its setting")

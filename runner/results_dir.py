@@ -21,6 +21,7 @@ from typing import Any, Literal
 from emulation.backends import EXACT
 from emulation.records import SAME_RUN_AS, run_json_text
 from runner.config import COSMETIC_EXPERIMENT_KEYS, RUN_LIST_EXPERIMENT_KEYS, RunSpec, run_key
+from emulation import store
 
 # a packet-level run's fluid twins: the ideal model and the packet-aware one
 TWIN_DIRS = ("twin", "twin_packet")
@@ -43,7 +44,8 @@ def run_config_text(spec: RunSpec) -> str:
                       sort_keys=True) + "\n"
 
 
-_LEFTOVER = re.compile(r"^\.(?:tmp-|old-)(?P<name>.+)-(?P<pid>\d+)$|^\..+\.(?P<fpid>\d+)\.tmp$")
+_LEFTOVER = re.compile(r"^\.(?:tmp-|old-|packed-)(?P<name>.+)-(?P<pid>\d+)$"
+                       r"|^\..+\.(?P<fpid>\d+)\.tmp$")
 
 
 def _pid_running(pid: int) -> bool:
@@ -65,13 +67,16 @@ def _pid_running(pid: int) -> bool:
 def interrupted_leftovers(results: Path) -> list[Path]:
     """What runners killed mid-write (SIGKILL, a power cut) left in a results directory:
     temporary run directories ``<experiment>/.tmp-<run>-<pid>``, older runs renamed aside
-    ``<experiment>/.old-<run>-<pid>``, and temporary files ``.<file>.<pid>.tmp`` beside
-    traces, bounds and run.json files, whose process id runs on this machine no longer.
+    ``<experiment>/.old-<run>-<pid>``, runs being removed once packed
+    ``<experiment>/.packed-<run>-<pid>`` (``emulation.store``), and temporary files
+    ``.<file>.<pid>.tmp`` beside traces, bounds, run.json files and an experiment's packed
+    records, whose process id runs on this machine no longer.
     The check knows this machine's processes only: a runner on another machine (a remote
     Dask worker) or in another container writing into the same directory is taken for
     dead. A process id reused since keeps its leftovers listed as live. Sorted."""
     found = []
-    for pattern in ("*/.tmp-*", "*/.old-*", "*/traces/.*.tmp", "*/*/.*.tmp",
+    for pattern in ("*/.tmp-*", "*/.old-*", "*/.packed-*", "*/.*.tmp", "*/traces/.*.tmp",
+                    "*/*/.*.tmp",
                     *(f"*/*/{t}/.*.tmp" for t in TWIN_DIRS)):
         for p in results.glob(pattern):
             m = _LEFTOVER.match(p.name)
@@ -83,7 +88,7 @@ def interrupted_leftovers(results: Path) -> list[Path]:
 def _whole_run(d: Path) -> bool:
     """True if ``d`` is a directory whose run_config.json (written last) reads whole."""
     try:
-        return isinstance(json.loads((d / "run_config.json").read_text()), dict)
+        return isinstance(store.read_json(d / "run_config.json"), dict)
     except (OSError, ValueError):
         return False
 
@@ -97,7 +102,7 @@ def put_back_plan(leftovers: list[Path]) -> dict[Path, Path]:
     plan: dict[Path, Path] = {}
     for p in leftovers:
         m = _LEFTOVER.match(p.name)
-        if not m or not m.group("name") or not _whole_run(p):
+        if not m or not m.group("name") or p.name.startswith(".packed-") or not _whole_run(p):
             continue
         final = p.with_name(m.group("name"))
         if final.exists():
@@ -143,8 +148,7 @@ def committed_runs(results: Path) -> list[Path]:
     """Run directories (holding run_config.json) of a results tree, sorted; directories
     whose name starts with ``.`` (a run being written, or an older run being replaced)
     are not runs."""
-    return sorted(p.parent for p in results.glob("*/*/run_config.json")
-                  if not p.parent.name.startswith("."))
+    return store.run_dirs(results, marker="run_config.json")
 
 
 @dataclass(frozen=True)
@@ -179,10 +183,10 @@ def run_status(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None) ->
     ``run_dir``: read that directory instead of the run's own (what a dry run would find
     there once ``put_back_plan`` moved it into place)."""
     d = run_dir or out_root / spec.experiment / spec.name
-    if not d.exists():
+    if not store.occupied(d):
         return RunStatus("to run", None)
     try:
-        stored = json.loads((d / "run_config.json").read_text())
+        stored = store.read_json(d / "run_config.json")
         old = stored.get("config_hash")
         same = old == spec.config_hash or run_key(stored) == spec.run_key
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
@@ -200,10 +204,10 @@ def _shared_run_present(run_dir: Path) -> bool:
     """False if ``run_dir`` shares another directory's records (run.json ``same_run_as``)
     and that directory holds no run any more; True otherwise."""
     try:
-        shared = json.loads((run_dir / "run.json").read_text()).get(SAME_RUN_AS)
+        shared = store.read_json(run_dir / "run.json").get(SAME_RUN_AS)
     except (OSError, ValueError, AttributeError):
         return True
-    return not shared or (run_dir.parent.parent / shared / "stages.csv").exists()
+    return not shared or store.has(run_dir.parent.parent / shared / "stages.csv")
 
 
 def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
@@ -231,7 +235,7 @@ def config_changes(spec: RunSpec, out_root: Path, *, limit: int | None = 3,
     directory's run_config.json is unreadable or nothing but those keys differs."""
     try:
         d = run_dir or out_root / spec.experiment / spec.name
-        stored = json.loads((d / "run_config.json").read_text())
+        stored = store.read_json(d / "run_config.json")
         old = _flat({k: v for k, v in stored.items() if k != "config_hash"})
     except (OSError, ValueError, AttributeError):
         return ""
@@ -263,7 +267,7 @@ def label_changes(spec: RunSpec, out_root: Path, *, run_dir: Path | None = None)
     the directory's run_config.json is unreadable."""
     try:
         d = run_dir or out_root / spec.experiment / spec.name
-        stored = json.loads((d / "run_config.json").read_text())["experiment_cfg"]
+        stored = store.read_json(d / "run_config.json")["experiment_cfg"]
         new = spec.config["experiment_cfg"]
         return ", ".join(f"experiment.{k}" for k in (*COSMETIC_EXPERIMENT_KEYS,
                                                      *RUN_LIST_EXPERIMENT_KEYS)
@@ -287,7 +291,7 @@ def resolved_realloc(spec: RunSpec) -> str | None:
 def recorded_realloc(run_dir: Path) -> str | None:
     """The reallocation mode a run directory's run.json records (None if unreadable)."""
     try:
-        return json.loads((run_dir / "run.json").read_text()).get("realloc")
+        return store.read_json(run_dir / "run.json").get("realloc")
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -296,9 +300,9 @@ def relabel(spec: RunSpec, out_root: Path) -> None:
     """Write ``spec``'s config (its labels and run lists) and config hash into the
     run directory that holds the same run under other labels: run.json's (and its twins')
     ``config_hash``, then run_config.json, each replaced whole. The records are kept."""
-    d = out_root / spec.experiment / spec.name
+    d = store.unpack(out_root / spec.experiment / spec.name)
     for rj in (d / "run.json", *(d / t / "run.json" for t in TWIN_DIRS)):
-        if rj.exists():
+        if rj.exists():  # unpacked above: a loose directory
             run = {**json.loads(rj.read_text()), "config_hash": spec.config_hash}
             text = run_json_text(run)
             write_atomic(rj, lambda tmp: tmp.write_text(text))
@@ -316,7 +320,7 @@ def stale_runs(specs: list[RunSpec], out_root: Path) -> list[str]:
 def backend_of(run_dir: Path) -> str | None:
     """The backend a run directory's run_config.json names (None if unreadable)."""
     try:
-        return json.loads((run_dir / "run_config.json").read_text()).get("backend")
+        return store.read_json(run_dir / "run_config.json").get("backend")
     except (OSError, ValueError):
         return None
 
@@ -327,7 +331,7 @@ def run_policies(run_dir: Path) -> set[str]:
     out = set()
     for name in ("run_config.json", "run.json"):
         try:
-            policy = json.loads((run_dir / name).read_text()).get("policy")
+            policy = store.read_json(run_dir / name).get("policy")
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(policy, str):
@@ -338,6 +342,19 @@ def run_policies(run_dir: Path) -> set[str]:
 def recorded_policies(results: Path) -> set[str]:
     """The policies the run directories of a results tree name (``<experiment>/<run>/``
     with run_config.json or run.json, the files the analysis reads; not ``.``-prefixed)."""
-    runs = {p.parent for p in [*results.glob("*/*/run_config.json"),
-                               *results.glob("*/*/run.json")]}
-    return set().union(*(run_policies(d) for d in runs if not d.name.startswith(".")))
+    runs = {*store.run_dirs(results, marker="run_config.json"), *store.run_dirs(results)}
+    return set().union(*(run_policies(d) for d in runs))
+
+
+def pack_written(out: Path, experiments: set[str], *, written: set[str]) -> list[tuple[str, int]]:
+    """Pack the loose runs (``emulation.store.pack``) of each experiment of ``experiments``
+    into which this invocation wrote a run (``written``) or that is packed already (runs
+    an interrupted invocation left loose); an experiment whose records are all loose and
+    untouched keeps them so. Returns (experiment, runs packed) for those packed, in name
+    order."""
+    done = []
+    for exp in sorted(experiments):
+        d = out / exp
+        if store.loose_runs(d) and (exp in written or (d / store.RUNS_FILE).is_file()):
+            done.append((exp, store.pack(d)))
+    return done

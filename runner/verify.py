@@ -10,7 +10,6 @@ records (``same_run_as``) is checked to have that run's configuration (``check_s
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -24,6 +23,7 @@ from runner.config import REPO, RunSpec, content_key
 from runner.execute import execute, prepare_trace
 from runner.results_dir import committed_runs
 from workloads.config import ConfigError
+from emulation import store
 
 VERIFY_KEYS = ("avg_sct_s", "p95_sct_s")
 
@@ -43,7 +43,7 @@ def _find_trace(cfg: dict[str, Any]) -> str:
 
 def spec_from_record(run_dir: Path) -> RunSpec:
     """The RunSpec a committed run directory was made from (its run_config.json)."""
-    cfg = json.loads((run_dir / "run_config.json").read_text())
+    cfg = store.read_json(run_dir / "run_config.json")
     trace_path = _find_trace(cfg) if cfg.get("trace_sha256") else ""
     return RunSpec(experiment=cfg["experiment"], name=run_dir.name, backend=cfg["backend"],
                    policy=cfg["policy"], seed=cfg["seed"], params=cfg["params"],
@@ -52,20 +52,20 @@ def spec_from_record(run_dir: Path) -> RunSpec:
                    trace_sha256=cfg.get("trace_sha256", ""), cluster=cfg.get("cluster", {}))
 
 
-def _stage_scts(run_dir: Path) -> dict[str, str]:
-    """stage_id -> sct_s as written (the CSV text: exact comparison, no float parsing)."""
-    import csv
-    with open(run_dir / "stages.csv", newline="") as f:
-        return {row["stage_id"]: row["sct_s"] for row in csv.DictReader(f)}
+def _stage_scts(run_dir: Path) -> dict[str, float]:
+    """stage_id -> sct_s, exactly as recorded (``store.read_table``: every float as
+    written, compared for equality)."""
+    st = store.read_table(run_dir / "stages.csv")
+    return dict(zip(st["stage_id"].astype(str), st["sct_s"].tolist()))
 
 
 def check_shared(run_dir: Path) -> list[str]:
     """Why a run directory that shares another's records (run.json ``same_run_as``) may not:
     the source is missing, or its config's ``content_key`` (what records depend on) is not
     this run's; empty if the sharing holds."""
-    shared = json.loads((run_dir / "run.json").read_text())[SAME_RUN_AS]
+    shared = store.read_json(run_dir / "run.json")[SAME_RUN_AS]
     src = run_dir.parent.parent / shared
-    if not (src / "stages.csv").exists():
+    if not store.has(src / "stages.csv"):
         return [f"shares the records of {shared}, which holds none"]
     try:
         same = content_key(spec_from_record(run_dir)) == content_key(spec_from_record(src))
@@ -76,8 +76,8 @@ def check_shared(run_dir: Path) -> list[str]:
 
 def compare_run(ref_dir: Path, new_dir: Path) -> list[str]:
     """Differences between a committed run and its recomputation (empty = identical)."""
-    old = json.loads((ref_dir / "run.json").read_text())
-    new = json.loads((new_dir / "run.json").read_text())
+    old = store.read_json(ref_dir / "run.json")
+    new = store.read_json(new_dir / "run.json")
     diffs = [f"{k}: committed {old.get(k)!r}, recomputed {new.get(k)!r}"
              for k in VERIFY_KEYS if old.get(k) != new.get(k)]
     a, b = _stage_scts(ref_dir), _stage_scts(new_dir)
@@ -85,8 +85,8 @@ def compare_run(ref_dir: Path, new_dir: Path) -> list[str]:
         diffs.append(f"stage ids differ: {sorted(set(a) ^ set(b))[:5]}")
     bad = [sid for sid in a if sid in b and a[sid] != b[sid]]
     if bad:
-        diffs.append(f"{len(bad)} stage SCTs differ, e.g. {bad[0]}: committed {a[bad[0]]}, "
-                     f"recomputed {b[bad[0]]}")
+        diffs.append(f"{len(bad)} stage SCTs differ, e.g. {bad[0]}: committed {a[bad[0]]!r}, "
+                     f"recomputed {b[bad[0]]!r}")
     return diffs
 
 
@@ -130,9 +130,9 @@ def verify(results: Path, *, sample: int, jobs: int, seed: int = 0) -> int:
     if not runs:
         print(f"error: no committed runs (run_config.json) under {results}", file=sys.stderr)
         return 2
-    backend = {r: json.loads((r / "run_config.json").read_text())["backend"] for r in runs}
-    shared = {r: check_shared(r) for r in runs if (r / "run.json").exists()
-              and json.loads((r / "run.json").read_text()).get(SAME_RUN_AS)}
+    backend = {r: store.read_json(r / "run_config.json")["backend"] for r in runs}
+    shared = {r: check_shared(r) for r in runs if store.has(r / "run.json")
+              and store.read_json(r / "run.json").get(SAME_RUN_AS)}
     fluid = [r for r in runs if backend[r] in EXACT and r not in shared]
     packet = [r for r in runs if backend[r] not in EXACT]
     if sample and sample < len(fluid):

@@ -23,6 +23,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from emulation import store  # noqa: E402
 from workloads.cli import ArgumentParser  # noqa: E402  (one-line usage errors)
 
 LINE = re.compile(r"Coflow ID: (\d+) Oracle Time: \S+ Selected Ordering: (\d+) "
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds per simulator unit (default: 1 MB at 1 Gbit/s)")
     args = ap.parse_args(argv)
     try:
-        res = compare(read_log(args.run_log), pd.read_csv(args.our_run / "coflows.csv"),
+        res = compare(read_log(args.run_log), store.read_table(args.our_run / "coflows.csv"),
                       args.unit_s)
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)

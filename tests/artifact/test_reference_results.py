@@ -9,7 +9,6 @@ relative tolerance (``REL_TOL``): a rounding-level change (summation order, a li
 update) passes with a warning that shows its size; a larger one fails with a short table
 of the mismatching cells instead of a wall of CSV diff.
 """
-import json
 import warnings
 
 import numpy as np
@@ -23,6 +22,7 @@ from runner.config import load_experiment
 from runner.execute import execute, prepare_trace
 from tests.conftest import REPO
 from workloads import coflow_benchmark
+from emulation import store
 
 RESULTS = REPO / "results"
 
@@ -40,7 +40,7 @@ def compare_csv(new_path, ref_path, key: str, *, rel_tol=REL_TOL, abs_tol=ABS_TO
                 max_shown: int = 8) -> str:
     """'' if the two CSVs hold the same rows (by ``key``) and strings, and numbers within
     tolerance; else a readable report. Warns (RoundingChange) on sub-tolerance changes."""
-    new, ref = pd.read_csv(new_path), pd.read_csv(ref_path)
+    new, ref = store.read_table(new_path), store.read_table(ref_path)
     name = ref_path.name
     if list(new.columns) != list(ref.columns):
         return f"{name}: columns changed: {list(ref.columns)} -> {list(new.columns)}"
@@ -103,9 +103,9 @@ def test_compare_csv_reports_rounding_and_real_changes(tmp_path):
 @pytest.mark.parametrize("spec", reference_specs(), ids=lambda s: s.name)
 def test_change_detector_rerun_matches_committed_records(spec, tmp_path):
     ref = RESULTS / spec.experiment / spec.name
-    if not (ref / "run.json").exists():
+    if not store.is_run(ref):
         pytest.fail(f"reference run {ref} is not committed")
-    assert json.loads((ref / "run_config.json").read_text())["config_hash"] == spec.config_hash
+    assert store.read_json(ref / "run_config.json")["config_hash"] == spec.config_hash
     trace_path, lb_path = prepare_trace(spec, tmp_path)
     run = execute(spec, trace_path, lb_path, str(tmp_path))
     new = tmp_path / spec.experiment / spec.name
@@ -114,7 +114,7 @@ def test_change_detector_rerun_matches_committed_records(spec, tmp_path):
         compare_csv(new / "coflows.csv", ref / "coflows.csv", "coflow_id"))))
     assert not report, ("CHANGE DETECTOR: results differ from the committed reference "
                         "(re-baseline results/ if the change is intended)\n" + report)
-    old = json.loads((ref / "run.json").read_text())
+    old = store.read_json(ref / "run.json")
     assert run["trace_sha256"] == old["trace_sha256"]
     for k in ("avg_sct_s", "p95_sct_s", "lower_bound_avg_sct_s"):
         assert run[k] == pytest.approx(old[k], rel=REL_TOL), (k, old[k], run[k])

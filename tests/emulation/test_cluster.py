@@ -17,6 +17,7 @@ from workloads.cluster import ClusterConfig, place, placed_coflows
 from workloads.config import ConfigError
 from workloads.generator import WorkloadConfig, generate
 from workloads.trace import App, Flow, Job, Stage, Trace, TraceError
+from emulation import store
 
 
 def _rng():
@@ -383,13 +384,14 @@ def test_every_run_of_the_default_suite_keeps_its_servers_gpu_count():
     for s in placed:
         assert s.cluster, s.experiment  # a [cluster] table: its trials are placed
         assert s.cluster.get("gpus_per_host", ClusterConfig().gpus_per_host) >= 1, s.cluster
-        run = json.loads((results / s.experiment / s.name / "run.json").read_text())
+        run = store.read_json(results / s.experiment / s.name / "run.json")
         source = results / run["same_run_as"] if run.get("same_run_as") else None
-        assert (source or results / s.experiment / s.name).joinpath("trials.csv").exists()
-    runs = sorted(results.glob("*/*/trials.csv"))
+        assert store.has((source or results / s.experiment / s.name) / "trials.csv")
+    runs = [d / "trials.csv" for d in store.run_dirs(results) if store.has(d / "trials.csv")]
+    assert len(runs) > 3000
     for path in runs:
-        cluster = json.loads((path.parent / "run.json").read_text())["cluster"]
-        trials = pd.read_csv(path)
+        cluster = store.read_json(path.parent / "run.json")["cluster"]
+        trials = store.read_table(path)
         peak = _peak_gpus_per_host(trials)
         assert max(peak.values()) <= cluster["gpus_per_host"], path.parent.name
         held = trials["hosts"].map(lambda h: sum(int(p.split(":")[1]) for p in h.split(";")))

@@ -189,27 +189,39 @@ def test_experiment_key_needs_a_calibration_and_records_the_costs(tmp_path, monk
 def test_packet_twins_added_to_committed_runs(tmp_path, monkeypatch, capsys):
     """Zero costs: the packet-aware twin is the committed ideal twin, to the byte of its
     avg SCT; the run's own files are untouched, and a second pass writes nothing."""
+    import os
     import shutil
     from emulation import packet_model
     from runner import packet_twins
+    from emulation import store
     src = REPO / "results" / "testbed-ring"
     run = "policy=fair,seed=63,rep=0"
     dst = tmp_path / "res" / "testbed-ring"
-    shutil.copytree(src / "traces", dst / "traces")
-    shutil.copytree(src / run, dst / run, ignore=shutil.ignore_patterns("*.pcap", "twin_packet"))
-    before = {p.name: p.read_bytes() for p in (dst / run).iterdir() if p.is_file()}
+    full = tmp_path / "full" / "testbed-ring"
+    shutil.copytree(src, full, ignore=shutil.ignore_patterns("*.pcap"))
+    shutil.copytree(full / "traces", dst / "traces")
+    os.replace(store.unpack(full / run), dst / run)  # this run alone, loose
+    shutil.rmtree(dst / run / "twin_packet")  # as made before its setting was calibrated
+    store.pack(dst)
+    names = ("run.json", "run_config.json", "stages.csv", "coflows.csv", "stages_capture.csv")
+
+    def own():
+        return [store.read_text(dst / run / n) if n.endswith(".json")
+                else store.read_table(dst / run / n).to_csv() for n in names]
+    before = own()
     cal = tmp_path / "pm.json"
     monkeypatch.setattr(packet_model, "CALIBRATION_PATH", cal)
     assert packet_twins.main([str(tmp_path / "res")]) == 0
     assert "0 packet-aware twins written; 1 run without a calibration" in capsys.readouterr().out
     save_costs(PacketCosts(), rate_scale=0.003, time_scale=2.0, measurements={}, path=cal)
     assert packet_twins.main([str(tmp_path / "res")]) == 0
-    twin = json.loads((dst / run / "twin" / "run.json").read_text())
-    packet = json.loads((dst / run / "twin_packet" / "run.json").read_text())
+    twin = store.read_json(dst / run / "twin" / "run.json")
+    packet = store.read_json(dst / run / "twin_packet" / "run.json")
     assert packet["avg_sct_s"] == twin["avg_sct_s"]
     assert packet["packet_model"] == PacketCosts().as_dict()
     assert not Path(packet["trace_path"]).is_absolute()
-    assert before == {p.name: p.read_bytes() for p in (dst / run).iterdir() if p.is_file()}
+    assert before == own()
+    assert not store.is_loose(dst / run)  # packed again
     capsys.readouterr()
     assert packet_twins.main([str(tmp_path / "res")]) == 0
     assert "0 packet-aware twins written; 0 runs" in capsys.readouterr().out
@@ -217,7 +229,7 @@ def test_packet_twins_added_to_committed_runs(tmp_path, monkeypatch, capsys):
                measurements={}, path=cal)
     assert packet_twins.main([str(tmp_path / "res"), "--replace"]) == 0
     assert "1 packet-aware twin written" in capsys.readouterr().out
-    again = json.loads((dst / run / "twin_packet" / "run.json").read_text())
+    again = store.read_json(dst / run / "twin_packet" / "run.json")
     assert again["packet_model"]["release_latency_s"] == 0.5
     assert again["avg_sct_s"] > packet["avg_sct_s"]  # every coflow starts 0.5 s later
     assert sorted(p.name for p in (dst / run).iterdir() if p.name.startswith(".")) == []

@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from emulation import store
 from tests.helpers import child_pids
 from tests.runner.test_runner_checks import executed, runner, write
 
@@ -59,6 +60,27 @@ def test_config_changes_lists_leaves_and_counts_the_rest(tmp_path):
     assert config_changes(spec, tmp_path / "res") == ""
 
 
+def _records(run) -> tuple:
+    """A run's records, loose or packed: run.json, run_config.json, stages and coflows."""
+    return (store.read_text(run / "run.json"), store.read_text(run / "run_config.json"),
+            store.read_table(run / "stages.csv").to_csv(),
+            store.read_table(run / "coflows.csv").to_csv())
+
+
+def _loose(exp_dir) -> None:
+    """Leave an experiment's runs loose, as a runner writes them before it packs them."""
+    for run in store.packed_runs(exp_dir):
+        store.unpack(exp_dir / run)
+    for p in [*exp_dir.glob(f"*{store.SUFFIX}"), exp_dir / store.INDEX_FILE]:
+        p.unlink()
+
+
+def _listing(exp_dir) -> list[str]:
+    """An experiment directory's entries but its packed records (emulation.store)."""
+    return sorted(p.name for p in exp_dir.iterdir()
+                  if p.suffix != store.SUFFIX and p.name != store.INDEX_FILE)
+
+
 def _dead_pid() -> int:
     """The process id of a child that has exited (not running any more)."""
     child = subprocess.Popen(["true"])
@@ -80,8 +102,9 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
+    _loose(out / "one")
     run = out / "one" / "policy=fair,seed=1"
-    records = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    records = _records(run)
     dead = _dead_pid()
     (out / "one" / f".tmp-policy=fair,seed=2-{dead}").mkdir()
     (out / "one" / f".tmp-policy=fair,seed=2-{dead}" / "flows.csv").write_text("x\n")
@@ -102,9 +125,8 @@ def test_what_a_killed_runner_left_is_removed_or_put_back(tmp_path):
     assert last.startswith(f"1 run into {out}: 1 done") and last.endswith(", 0 to run"), last
     assert not run.exists()
     assert executed(args) == []
-    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == records
-    assert sorted(p.name for p in (out / "one").iterdir()) == [
-        live.name, "policy=fair,seed=1", "traces"]
+    assert _records(run) == records
+    assert _listing(out / "one") == [live.name, "policy=fair,seed=1", "traces"]
     assert not list((out / "one" / "traces").glob(".*"))
 
 
@@ -121,20 +143,21 @@ def test_a_replacement_killed_between_its_renames_keeps_the_new_run(tmp_path):
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
     run = out / "one" / "policy=fair,seed=1"
-    shutil.copytree(run, tmp_path / "old-run")
+    shutil.copytree(out, tmp_path / "res2")  # where the replacement is made
     cfg.write_text(cfg.read_text().replace("num_apps = 2", "num_apps = 3"))
-    assert rx.main([*args, "--force"]) == 0
-    new = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
-    assert new != {p.name: p.read_bytes() for p in (tmp_path / "old-run").iterdir() if p.is_file()}
+    assert rx.main([*args[:3], str(tmp_path / "res2"), *args[4:], "--force"]) == 0
+    made = store.unpack(tmp_path / "res2" / "one" / run.name)  # the new run, loose
+    new = _records(made)
+    assert new != _records(run)
     dead = _dead_pid()
-    os.replace(tmp_path / "old-run", out / "one" / f".old-policy=fair,seed=1-{dead}")
-    os.replace(run, out / "one" / f".tmp-policy=fair,seed=1-{dead}")
+    os.replace(store.unpack(run), out / "one" / f".old-policy=fair,seed=1-{dead}")
+    os.replace(made, out / "one" / f".tmp-policy=fair,seed=1-{dead}")
     r = runner("--config", cfg, "--out", out, "--dry-run")
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1] == "one/policy=fair,seed=1  (done)"
     assert executed(args) == []
-    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == new
-    assert sorted(p.name for p in (out / "one").iterdir()) == ["policy=fair,seed=1", "traces"]
+    assert _records(run) == new
+    assert _listing(out / "one") == ["policy=fair,seed=1", "traces"]
 
 
 @pytest.mark.slow
@@ -210,14 +233,14 @@ def test_workers_die_with_a_runner_killed_outright_and_a_rerun_completes(tmp_pat
         for w in workers:  # the runner's own workers, should they have outlived it
             if _alive(w):
                 os.kill(w, signal.SIGKILL)
-    made = len([d for d in (out / "kill").iterdir() if not d.name.startswith(".")
-                and d.name != "traces"])
+    made = len([d for d in store.run_dirs(out) if d.parent.name == "kill"])
     assert made < 9  # the kill interrupted the runs
     r = runner("--config", cfg, "--out", out, "--jobs", "2", "--no-analysis")
     assert r.returncode == 0, r.stderr
-    assert sorted(d.name for d in (out / "kill").iterdir()) == sorted(
-        [f"policy={p},seed={s}" for p in ("fair", "sincronia", "beamer") for s in (1, 2, 3)]
-        + ["traces"])
+    assert [d.name for d in store.run_dirs(out)] == sorted(
+        [f"policy={p},seed={s}" for p in ("fair", "sincronia", "beamer") for s in (1, 2, 3)])
+    # all packed (a run's directory keeps only its flows.csv), nothing left aside
+    assert not [d for d in (out / "kill").iterdir() if d.name.startswith(".") or store.is_loose(d)]
     r = runner("--config", cfg, "--out", out, "--dry-run")
     last = r.stdout.splitlines()[-1]
     assert last.startswith(f"9 runs into {out}: 9 done") and last.endswith(", 0 to run"), last
@@ -251,6 +274,7 @@ def test_reference_may_name_the_policy_of_a_run_that_is_put_back(tmp_path):
     import os
     cfg, out = write(tmp_path, wl_hosts=8), tmp_path / "res"
     assert runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis").returncode == 0
+    _loose(out / "one")
     aside = out / "one" / f".old-policy=fair,seed=1-{_dead_pid()}"
     os.replace(out / "one" / "policy=fair,seed=1", aside)
     cfg.write_text(cfg.read_text().replace('policies = ["fair"]', 'policies = ["sincronia"]'))

@@ -1,6 +1,5 @@
 """run_experiments.py: dry run, resume, interruption, bad configs, Dask equals the local pool,
 where results go (results/ only for the default suite), --force, no absolute paths."""
-import json
 import os
 import signal
 import subprocess
@@ -8,6 +7,7 @@ import subprocess
 import pandas as pd
 import pytest
 
+from emulation import store
 from tests.conftest import PYTHON, REPO
 
 TINY = """
@@ -40,9 +40,8 @@ def runner(*args, **kw):
 
 
 def run_dirs(out):
-    """Finished runs (temporary directories of unfinished ones start with '.')."""
-    return sorted(p.parent.name for p in (out / "tiny").glob("*/run.json")
-                  if not p.parent.name.startswith("."))
+    """Finished runs of the experiment, loose or packed (``emulation.store``)."""
+    return sorted(d.name for d in store.run_dirs(out) if d.parent.name == "tiny")
 
 
 @pytest.mark.slow
@@ -95,10 +94,11 @@ def test_rerun_skips_done_runs_and_analysis_reads_files(tmp_path):
     assert len(run_dirs(out)) == 12
     assert (out / "summary.md").exists()
     assert (out / "figures" / "tiny_normalised_avg_sct.png").stat().st_size > 10_000
-    stamp = {d: (out / "tiny" / d / "run.json").stat().st_mtime_ns for d in run_dirs(out)}
+    stamp = {p.name: p.stat().st_mtime_ns for p in (out / "tiny").glob("*.parquet")}
+    assert set(stamp) >= {"runs.parquet", "stages.parquet", "coflows.parquet"}
     r = runner("--config", cfg, "--out", out, "--jobs", "2")
     assert "12 already done, 0 to run" in r.stdout
-    assert stamp == {d: (out / "tiny" / d / "run.json").stat().st_mtime_ns for d in run_dirs(out)}
+    assert stamp == {p.name: p.stat().st_mtime_ns for p in (out / "tiny").glob("*.parquet")}
     # analysis alone regenerates the summary and byte-identical figures from files
     figs = {p.name: p.read_bytes() for p in (out / "figures").iterdir()}
     (out / "summary.md").unlink()
@@ -118,6 +118,7 @@ KILL_AT_RUN = """
 import os, signal, sys
 import run_experiments as r
 import emulation.fluid.backend as fluid_backend
+from emulation import store
 
 calls = [0]
 real = fluid_backend.execute
@@ -150,13 +151,13 @@ def test_killed_midway_then_rerun_completes_the_rest(tmp_path):
     assert r.returncode == -signal.SIGKILL, r.stderr
     assert len(run_dirs(out)) == 3
     leftovers = list((out / "tiny").glob(".tmp-*"))
-    assert len(leftovers) == 1 and (leftovers[0] / "run.json").exists()
+    assert len(leftovers) == 1 and store.has(leftovers[0] / "run.json")
     r = runner("--config", cfg, "--out", out, "--jobs", "1")
     assert r.returncode == 0, r.stderr
     assert "3 already done, 9 to run" in r.stdout
     assert len(run_dirs(out)) == 12
     for d in run_dirs(out):
-        assert (out / "tiny" / d / "stages.csv").exists()
+        assert store.has(out / "tiny" / d / "stages.csv")
     # the analysis read the 12 finished runs only, not the leftover
     assert "12 runs; tables" in (out / "summary.md").read_text()
     assert len(pd.read_csv(out / "tables" / "runs.csv")) == 12
@@ -178,7 +179,7 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     [spec8] = load_experiment(cfg, full=False)
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     rc = out / "one" / spec8.name / "run_config.json"
-    assert json.loads(rc.read_text())["config_hash"] == spec8.config_hash
+    assert store.read_json(rc)["config_hash"] == spec8.config_hash
     assert is_done(spec8, out)
     cfg.write_text(base.format(k=4))
     [spec4] = load_experiment(cfg, full=False)
@@ -189,7 +190,7 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(out / "one" / spec8.name) in err and "--force" in err
     assert f"config hash {spec8.config_hash}" in err
-    assert json.loads(rc.read_text())["config_hash"] == spec8.config_hash  # untouched
+    assert store.read_json(rc)["config_hash"] == spec8.config_hash  # untouched
     # the dry run says what the run does: the same error, the same exit status
     assert rx.main(["--config", str(cfg), "--out", str(out), "--dry-run"]) == 2
     dry = capsys.readouterr()
@@ -205,8 +206,8 @@ def test_changed_config_needs_force_to_replace_the_run(tmp_path, capsys):
             "(--force))") in capsys.readouterr().out
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis",
                     "--force"]) == 0
-    assert json.loads(rc.read_text())["config_hash"] == spec4.config_hash
-    assert json.loads((out / "one" / spec4.name / "run.json").read_text())[
+    assert store.read_json(rc)["config_hash"] == spec4.config_hash
+    assert store.read_json(out / "one" / spec4.name / "run.json")[
         "num_priority_classes"] == 4
     assert is_done(spec4, out) and not is_done(spec8, out)
     # a corrupt run_config.json counts as not done, and as a different run
@@ -262,7 +263,7 @@ def test_runs_of_no_config_are_noted_in_the_dry_run_too(tmp_path, capsys):
     assert lines[-1].endswith("), 0 to run")
     assert rx.main(["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]) == 0
     assert note in capsys.readouterr().out.splitlines()
-    assert (out / "two" / "policy=fifo_lm,seed=1" / "run_config.json").exists()
+    assert store.has(out / "two" / "policy=fifo_lm,seed=1" / "run_config.json")
 
 
 @pytest.mark.parametrize("extra,needle", [
@@ -277,7 +278,7 @@ def test_bad_config_fails_before_any_run(tmp_path, extra, needle):
     assert r.returncode == 2
     assert r.stderr.startswith(f"error: {cfg}: {needle}"), r.stderr  # the path as given
     assert "'tiny.toml" not in r.stderr and "Traceback" not in r.stderr
-    assert not out.exists() or not list(out.glob("*/*/run.json"))
+    assert not out.exists() or not store.run_dirs(out)
 
 
 def test_bad_experiment_key_names_the_file_outside_the_quotes(tmp_path):
@@ -300,11 +301,11 @@ def _records(out):
     recs = {}
     for d in run_dirs(out):
         base = out / "tiny" / d
-        run = json.loads((base / "run.json").read_text())
+        run = store.read_json(base / "run.json")
         for k in ("wall_s", "sim_wall_s", "trace_path"):
             run.pop(k, None)
-        recs[d] = (run, (base / "stages.csv").read_text(), (base / "coflows.csv").read_text(),
-                   (base / "flows.csv").read_text())
+        recs[d] = (run, store.read_table(base / "stages.csv").to_csv(),
+                   store.read_table(base / "coflows.csv").to_csv(), (base / "flows.csv").read_text())
     return recs
 
 
@@ -347,7 +348,7 @@ def test_realloc_policy_resolves_per_run(tmp_path, line):
     out = tmp_path / "out"
     r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
     assert r.returncode == 0, r.stderr
-    runs = [json.loads(p.read_text()) for p in (out / "tiny").glob("*/run.json")]
+    runs = [store.read_json(d / "run.json") for d in store.run_dirs(out)]
     assert len(runs) == 12
     want = {"beamer": "queues", "sincronia": "queues", "fifo_lm": "queues", "fair": "flow",
             "varys": "coflow", "beamer-sbssi": "queues"}
@@ -361,7 +362,6 @@ def test_identical_fluid_runs_of_two_experiments_share_one_run(tmp_path):
     re-run and holds no records of its own; its run.json names the first's in
     same_run_as, the analysis reads the first's records for it under its own experiment,
     --verify checks the link, and removing the first makes the second to run again."""
-    import json
     import run_experiments as rx
     import runner.execute as rexec
     from runner.config import collect_specs
@@ -392,13 +392,13 @@ seeds = [1]
     finally:
         rexec.execute = saved
     assert calls == ["a"]
-    ra = json.loads((out / "a" / "policy=sincronia,seed=1" / "run.json").read_text())
-    rb = json.loads((out / "b" / "policy=sincronia,seed=1" / "run.json").read_text())
+    ra = store.read_json(out / "a" / "policy=sincronia,seed=1" / "run.json")
+    rb = store.read_json(out / "b" / "policy=sincronia,seed=1" / "run.json")
     assert rb["experiment"] == "b" and rb["same_run_as"] == "a/policy=sincronia,seed=1"
     assert rb["avg_sct_s"] == ra["avg_sct_s"]
     b_dir = out / "b" / "policy=sincronia,seed=1"
-    assert sorted(p.name for p in b_dir.iterdir()) == ["run.json", "run_config.json"]
-    cfg_b = json.loads((b_dir / "run_config.json").read_text())
+    assert not store.has(b_dir / "stages.csv") and not store.has(b_dir / "coflows.csv")
+    cfg_b = store.read_json(b_dir / "run_config.json")
     assert cfg_b["experiment"] == "b"
     from analysis.load import load_runs, load_stages
     runs = load_runs(out)
@@ -478,12 +478,17 @@ def test_records_and_tables_hold_no_absolute_paths(tmp_path):
     assert r.returncode == 0, r.stderr
     files = [p for p in out.rglob("*") if p.suffix in (".csv", ".json", ".md")
              and "traces" not in p.parts[-2:-1]]
-    assert len(files) > 50
-    for p in files + list(out.glob("*/traces/lb-*.json")):
-        text = p.read_text()
-        assert str(tmp_path) not in text and str(REPO) not in text, p
+    assert len(files) > 15
+    packed = [p for p in out.rglob("*.parquet")]  # the runs' records (emulation.store)
+    assert len(packed) >= 3
+    for p in files + packed + list(out.glob("*/traces/lb-*.json")):
+        text = p.read_bytes()
+        assert str(tmp_path).encode() not in text and str(REPO).encode() not in text, p
+    texts = [store.read_text(out / "tiny" / d / f) for d in run_dirs(out)
+             for f in ("run.json", "run_config.json")]
+    assert len(texts) == 24 and not any(str(tmp_path) in t or str(REPO) in t for t in texts)
     for d in run_dirs(out):
-        tp = json.loads((out / "tiny" / d / "run.json").read_text())["trace_path"]
+        tp = store.read_json(out / "tiny" / d / "run.json")["trace_path"]
         assert not os.path.isabs(tp) and (out / tp).is_file(), tp
 
 

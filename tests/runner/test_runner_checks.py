@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from tests.conftest import PYTHON, REPO
+from emulation import store
 
 ONE = """
 [experiment]
@@ -176,7 +177,7 @@ def test_a_failing_run_leaves_no_directory_and_reruns(tmp_path, monkeypatch):
     assert run_status(spec, out) == RunStatus("to run", None) and committed_runs(out) == []
     assert rx.main(args) == 0
     assert run_status(spec, out) == RunStatus("done", spec.config_hash)
-    assert (out / "one" / spec.name / "stages.csv").exists()
+    assert store.has(out / "one" / spec.name / "stages.csv")
 
 
 def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
@@ -189,16 +190,21 @@ def test_a_failing_replacement_keeps_the_older_run(tmp_path, monkeypatch):
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
     [old] = load_experiment(cfg, full=False)
-    before = {p.name: p.read_bytes() for p in (out / "one" / old.name).iterdir()}
+    d = out / "one" / old.name
+
+    def records():
+        return (store.read_text(d / "run.json"), store.read_text(d / "run_config.json"),
+                store.read_table(d / "stages.csv").to_csv(), sorted(d.iterdir()))
+    before = records()
     cfg.write_text(cfg.read_text().replace("seeds = [1]", "seeds = [1]\npriority_classes = 4"))
     [new] = load_experiment(cfg, full=False)
     with monkeypatch.context() as m:
         _failing(m)
         with pytest.raises(RuntimeError):
             rx.main([*args, "--force"])
-    assert {p.name: p.read_bytes() for p in (out / "one" / old.name).iterdir()} == before
+    assert records() == before
     assert run_status(new, out) == RunStatus("different", old.config_hash)
-    assert sorted(p.name for p in (out / "one").iterdir()) == [old.name, "traces"]
+    assert not [p.name for p in (out / "one").iterdir() if p.name.startswith(".")]
 
 
 def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
@@ -207,7 +213,6 @@ def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
     a coflow-level priority policy: realloc "policy" resolves to queues, the run recorded
     flow): the run is a different run, the dry run and the refusal say which modes, and
     --force reruns it under the new mode."""
-    import json
 
     import run_experiments as rx
     from emulation.scheduler import POLICIES
@@ -218,7 +223,7 @@ def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
     assert rx.main(args) == 0
     [spec] = load_experiment(cfg, full=False)
     run_json = out / "one" / spec.name / "run.json"
-    assert json.loads(run_json.read_text())["realloc"] == "flow"
+    assert store.read_json(run_json)["realloc"] == "flow"
     assert run_status(spec, out) == RunStatus("done", spec.config_hash)
     with monkeypatch.context() as m:
         m.setitem(POLICIES, "fair", type("Fair", (POLICIES["fair"],), {"default_realloc": "coflow"}))
@@ -233,7 +238,7 @@ def test_a_run_recorded_under_another_reallocation_mode_is_a_different_run(
         assert "holds a run recorded under realloc flow, and this config runs fair under " \
                "realloc queues" in got.err
         assert rx.main([*args, "--force"]) == 0
-        assert json.loads(run_json.read_text())["realloc"] == "queues"
+        assert store.read_json(run_json)["realloc"] == "queues"
         assert run_status(spec, out) == RunStatus("done", spec.config_hash)
     # the registry restored
     assert run_status(spec, out) == RunStatus("different", spec.config_hash,
@@ -261,7 +266,7 @@ def test_commit_keeps_the_older_run_when_the_rename_fails(tmp_path, monkeypatch)
     with pytest.raises(OSError, match="disk full"):
         rexec._commit_run_dir(spec, tmp, final)
     monkeypatch.undo()
-    assert json.loads((final / "run_config.json").read_text()) == {"config_hash": "old"}
+    assert store.read_json(final / "run_config.json") == {"config_hash": "old"}
     assert sorted(p.name for p in final.parent.iterdir()) == [".tmp-x", spec.name]
 
 
@@ -292,7 +297,8 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert rx.main(args) == 0
     old = {s.name: s for s in load_experiment(cfg, full=False)}
     assert len(old) == 4
-    records = {p: p.read_bytes() for p in (out / "one").glob("*/*.csv")}
+    records = _tables(out / "one")
+    assert len(records) == 4
     cfg.write_text(cfg.read_text().replace(
         'seeds = [1]', 'seeds = [1]\ndescription = "four runs"\nfigure = "line"'))
     new = {s.name: s for s in load_experiment(cfg, full=False)}
@@ -309,16 +315,16 @@ def test_editing_only_the_description_or_figure_keeps_every_run_done(tmp_path):
     assert last.startswith(f"4 runs into {out}: 4 done") and last.endswith(", 0 to run"), last
     assert "4 of them record another [experiment] description" in last, last
     assert "which a run rewrites" in last, last
-    assert all(json.loads((out / "one" / n / "run_config.json").read_text())["config_hash"]
+    assert all(store.read_json(out / "one" / n / "run_config.json")["config_hash"]
                == old[n].config_hash for n in new)  # the dry run wrote nothing
     assert executed(args) == []
     for n, spec in new.items():
-        stored = json.loads((out / "one" / n / "run_config.json").read_text())
+        stored = store.read_json(out / "one" / n / "run_config.json")
         assert stored["config_hash"] == spec.config_hash
         assert stored["experiment_cfg"]["description"] == "four runs"
         assert stored["experiment_cfg"]["figure"] == "line"
-        assert json.loads((out / "one" / n / "run.json").read_text())["config_hash"] == spec.config_hash
-    assert {p: p.read_bytes() for p in (out / "one").glob("*/*.csv")} == records
+        assert store.read_json(out / "one" / n / "run.json")["config_hash"] == spec.config_hash
+    assert _tables(out / "one") == records
     assert set(load_runs(out)["figure"]) == {"line"}
     r = runner("--config", cfg, "--out", out, "--dry-run")
     last = r.stdout.splitlines()[-1]
@@ -337,7 +343,7 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
     args = ["--config", str(cfg), "--out", str(out), "--jobs", "1", "--no-analysis"]
     assert rx.main(args) == 0
     first = out / "one" / "policy=fair,seed=1"
-    records = {p.name: p.read_bytes() for p in first.glob("*.csv")}
+    records = _tables(out / "one")[first.name]
     cfg.write_text(cfg.read_text().replace('policies = ["fair"]', 'policies = ["fair", "beamer"]')
                    .replace("seeds = [1]", "seeds = [1, 2]"))
     r = runner("--config", cfg, "--out", out, "--dry-run")
@@ -354,10 +360,17 @@ def test_adding_a_policy_and_a_seed_runs_only_the_new_runs(tmp_path):
     assert "1 of them records another [experiment]" in last and "which a run rewrites" in last, last
     calls = executed(args)
     assert sorted(calls) == ["policy=beamer,seed=1", "policy=beamer,seed=2", "policy=fair,seed=2"]
-    assert {p.name: p.read_bytes() for p in first.glob("*.csv")} == records
-    stored = json.loads((first / "run_config.json").read_text())
+    assert _tables(out / "one")[first.name] == records
+    stored = store.read_json(first / "run_config.json")
     assert stored["experiment_cfg"]["policies"] == ["fair", "beamer"]
     assert stored["experiment_cfg"]["seeds"] == [1, 2]
+
+
+def _tables(exp_dir) -> dict:
+    """Run name -> its stages and coflows tables as CSV text, loose or packed."""
+    return {d.name: tuple(store.read_table(d / f"{k}.csv").to_csv(index=False)
+                          for k in ("stages", "coflows"))
+            for d in store.run_dirs(exp_dir.parent) if d.parent == exp_dir}
 
 
 def test_run_key_leaves_out_only_the_labels_and_run_lists(tmp_path):
@@ -404,7 +417,7 @@ def test_hosts_a_leaf_spine_adds_are_named_in_a_note(tmp_path):
     r = runner("--config", cfg, "--out", out, "--jobs", "1", "--no-analysis")
     assert r.returncode == 0, r.stderr
     assert note in r.stderr.splitlines() and not (out / "NOTES.md").exists()
-    assert (out / "one" / "policy=fair,seed=1" / "stages.csv").exists()
+    assert store.has(out / "one" / "policy=fair,seed=1" / "stages.csv")
 
 
 @pytest.mark.parametrize("topology,sweep,expected", [

@@ -1,10 +1,10 @@
 """``run_experiments.py --verify``: recomputed committed runs pass; a tampered committed
 value (run summary or one stage's SCT) fails with exit 1 and names the run."""
 import json
-import shutil
 
 import pytest
 
+from emulation import store
 from run_experiments import main
 from tests.conftest import REPO
 
@@ -14,10 +14,11 @@ RUN = ("pattern", "sync_pattern=ps,policy=fair,seed=1")
 @pytest.fixture
 def results(tmp_path):
     src = REPO / "results" / RUN[0] / RUN[1]
-    if not (src / "run_config.json").exists():
+    if not store.has(src / "run_config.json"):
         pytest.fail(f"reference run {src} is not committed")
     dst = tmp_path / "results" / RUN[0] / RUN[1]
-    shutil.copytree(src, dst)
+    dst.parent.mkdir(parents=True)
+    store.unpack(src, to=dst)  # a loose copy, whichever form the committed run is in
     return tmp_path / "results", dst
 
 

@@ -15,6 +15,7 @@ from workloads import trace as trace_mod
 from workloads.__main__ import read_cluster, workload_config_from_toml
 from workloads.config import build
 from workloads.generator import WorkloadConfig, generate
+from emulation import store
 
 DEFAULT = REPO / "experiments" / "default.toml"
 
@@ -62,8 +63,8 @@ def test_every_committed_suite_run_is_still_done():
     suite = (suite_configs("default") + suite_configs("pinned-hosts")
              + suite_configs("validation"))
     specs = [s for p in suite for s in load_experiment(p, full=False)]
-    committed = {p.parent.relative_to(REPO / "results").as_posix()
-                 for p in (REPO / "results").glob("*/*/run_config.json")}
+    committed = {d.relative_to(REPO / "results").as_posix()
+                 for d in store.run_dirs(REPO / "results", marker="run_config.json")}
     assert len(specs) == len(committed)
     not_done = [f"{s.experiment}/{s.name}" for s in specs if not is_done(s, REPO / "results")]
     assert not not_done, not_done[:5]
