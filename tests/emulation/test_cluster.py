@@ -105,6 +105,30 @@ def test_a_tuning_job_at_its_cap_waits_without_holding_back_others():
     assert [j for j, _ in adm.admit()] == [1]
 
 
+def test_an_unlimited_cluster_admits_every_trial_at_once():
+    # gpus_per_host = 0: every host has as many free GPUs as the largest trial (8) and
+    # keeps them. pack: each trial on the first host that holds it whole, host 0;
+    # nothing waits, and a release frees nothing.
+    adm = _admission([8, 6, 2], ["a", "b", "c"], per_host=0)
+    for j in range(3):
+        adm.enqueue(j)
+    assert [(j, p.hosts, p.gpus) for j, p in adm.admit()] == [(0, (0,), (8,)), (1, (0,), (6,)),
+                                                               (2, (0,), (2,))]
+    assert adm.free.tolist() == [8, 8] and adm.queue == []
+    adm.release(0)
+    assert adm.free.tolist() == [8, 8]
+    # spread on 3 hosts (4 free each): a 4-GPU trial dealt one worker per host, round
+    # robin: 3 hosts holding 1, 1 and 2; the next one too, on the same free GPUs
+    adm = Admission(ClusterConfig(gpus_per_host=0, placement="spread"), num_hosts=3,
+                    job_gpus=np.array([4, 4]), job_app=["a", "b"], seed=1)
+    adm.enqueue(0)
+    adm.enqueue(1)
+    started = adm.admit()
+    assert [j for j, _ in started] == [0, 1]
+    assert all(sorted(p.gpus) == [1, 1, 2] and len(p.hosts) == 3 for _, p in started)
+    assert adm.free.tolist() == [4, 4, 4]
+
+
 # ------------------------------------------------------------------ a run, derived by hand
 
 def _two_trial_trace() -> Trace:
