@@ -1,7 +1,8 @@
 """Capture parsing on synthetic pcaps built with scapy: distinct bytes per connection
 (retransmissions once, reused ports split), completion times under reordering,
-retransmission and a lost tail, priority isolation from rebuilt queues, and the stages'
-times derived from a capture. Expected values are worked out by hand in each test."""
+retransmission and a lost tail, priority isolation from rebuilt queues, the stages'
+times derived from a capture, and the capture checked against what the agents sent.
+Expected values are worked out by hand in each test."""
 import pytest
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
@@ -272,3 +273,29 @@ def test_a_compute_only_job_of_a_placed_trial_ends_after_its_compute_from_its_st
     assert st.loc["b/s0", ["start_s", "end_s", "sct_s"]].tolist() == pytest.approx([0.0, 3.5, 3.5])
     assert st.loc["a/s1", "sct_s"] == pytest.approx(2.0)
 
+
+def test_the_capture_checked_against_what_the_agents_sent(tmp_path):
+    """The agents' log: flow 1 (100 bytes) then flow 2 (70 bytes) from h0's port 40000
+    (reused), flow 3 (30 bytes) from h2. Each connection carries the 16-byte header and
+    the payload. Captured: flow 1 whole (116 distinct bytes; its second segment, 56 bytes,
+    retransmitted once: a match all the same), flow 2's first 50 of 86 bytes,
+    nothing of flow 3. By hand: 3 flows, 1 missing, 1 mismatch; sent 116 + 86 + 46 = 248
+    bytes, captured 116 + 50 = 166. The log lists flow 2 first: a port's flows are matched
+    to its connections in start order."""
+    import pandas as pd
+    from emulation.mininet.run import _check_capture
+    pk = (_flow("10.0.0.1", 40000, 1000, 100,
+                [(1.001, 0, 60), (1.002, 60, 56), (1.003, 60, 56)]) +
+          _flow("10.0.0.1", 40000, 5000, 70, [(2.001, 0, 50)]))
+    wrpcap(str(tmp_path / "cap-s1-eth2.pcap"), pk)
+    cap = Capture.from_files(tmp_path, {"s1-eth2": "10.0.0.2"})
+    flows_log = {2: {"src_host": "h0", "sport": 40000, "t_start": 2.0, "bytes": 70},
+                 1: {"src_host": "h0", "sport": 40000, "t_start": 1.0, "bytes": 100},
+                 3: {"src_host": "h2", "sport": 40001, "t_start": 1.5, "bytes": 30}}
+    got = _check_capture(cap, flows_log, {"h0": "10.0.0.1", "h2": "10.0.0.3"})
+    assert (got["flows"], got["flows_missing"], got["flows_byte_mismatch"]) == (3, 1, 1)
+    assert (got["sent_bytes"], got["captured_bytes"]) == (248, 166)
+    assert got["captured_fraction"] == pytest.approx(166 / 248)
+    rows = pd.read_csv(tmp_path / "capture_flows.csv")
+    assert rows[["key", "sent_bytes", "captured_bytes"]].values.tolist() == [[1, 116, 116],
+                                                                             [2, 86, 50]]
