@@ -1,5 +1,6 @@
-"""A cluster with GPUs: placements, the admission queue, the traffic of a placed trial and
-the capacity the records keep, each against values derived by hand."""
+"""A cluster with GPUs: placements, the admission queue, the traffic of a placed trial,
+what a policy is told of a trial before it is placed (its nominal hosts, FIFO-LM's
+threshold) and the capacity the records keep, each against values derived by hand."""
 from __future__ import annotations
 
 import dataclasses
@@ -103,6 +104,30 @@ def test_a_tuning_job_at_its_cap_waits_without_holding_back_others():
     assert [j for j, _ in adm.admit()] == [0, 2]  # job 1 is a's second trial
     adm.release(0)
     assert [j for j, _ in adm.admit()] == [1]
+
+
+def test_an_unlimited_cluster_admits_every_trial_at_once():
+    # gpus_per_host = 0: every host has as many free GPUs as the largest trial (8) and
+    # keeps them. pack: each trial on the first host that holds it whole, host 0;
+    # nothing waits, and a release frees nothing.
+    adm = _admission([8, 6, 2], ["a", "b", "c"], per_host=0)
+    for j in range(3):
+        adm.enqueue(j)
+    assert [(j, p.hosts, p.gpus) for j, p in adm.admit()] == [(0, (0,), (8,)), (1, (0,), (6,)),
+                                                               (2, (0,), (2,))]
+    assert adm.free.tolist() == [8, 8] and adm.queue == []
+    adm.release(0)
+    assert adm.free.tolist() == [8, 8]
+    # spread on 3 hosts (4 free each): a 4-GPU trial dealt one worker per host, round
+    # robin: 3 hosts holding 1, 1 and 2; the next one too, on the same free GPUs
+    adm = Admission(ClusterConfig(gpus_per_host=0, placement="spread"), num_hosts=3,
+                    job_gpus=np.array([4, 4]), job_app=["a", "b"], seed=1)
+    adm.enqueue(0)
+    adm.enqueue(1)
+    started = adm.admit()
+    assert [j for j, _ in started] == [0, 1]
+    assert all(sorted(p.gpus) == [1, 1, 2] and len(p.hosts) == 3 for _, p in started)
+    assert adm.free.tolist() == [4, 4, 4]
 
 
 # ------------------------------------------------------------------ a run, derived by hand
@@ -248,6 +273,87 @@ def test_before_placement_a_trial_counts_with_its_coflows_on_the_empty_cluster()
     t = _two_trial_trace()  # A: 4 GPUs on 2-GPU hosts, a 2-host ring of 1 GB; B: one host
     st = ClusterState(t, build_topology(TopologyConfig(), t.hosts))
     assert st.coflow_sizes_bytes().tolist() == [2e9]
+
+
+# ------------------------------------------------------------------ before placement
+
+TRIAL_GPUS = (1, 7, 8, 9, 17)
+
+
+@pytest.mark.parametrize("placement,gpus_per_host,num_hosts,want_hosts", [
+    # pack: the fewest servers that hold the trial, ceil(g / gpus_per_host)
+    ("pack", 8, 16, [1, 1, 1, 2, 3]),      # 9 = 8 + 1, 17 = 8 + 8 + 1
+    ("pack", 4, 16, [1, 2, 2, 3, 5]),      # 7 = 4 + 3, 9 = 4 + 4 + 1, 17 = 4 x 4 + 1
+    ("pack", 1, 24, [1, 7, 8, 9, 17]),     # one GPU per server: a server per worker
+    ("pack", 0, 16, [1, 1, 1, 1, 1]),      # unlimited servers: every trial on one
+    # spread and random: a server per worker while there are servers
+    ("spread", 8, 16, [1, 7, 8, 9, 16]),
+    ("spread", 4, 16, [1, 7, 8, 9, 16]),
+    ("spread", 0, 16, [1, 7, 8, 9, 16]),
+    ("spread", 8, 8, [1, 7, 8, 8, 8]),
+    ("random", 8, 16, [1, 7, 8, 9, 16]),
+    ("random", 0, 16, [1, 7, 8, 9, 16]),
+])
+def test_nominal_hosts_by_hand(placement, gpus_per_host, num_hosts, want_hosts):
+    from workloads.cluster import nominal_hosts
+    cluster = ClusterConfig(gpus_per_host=gpus_per_host, placement=placement)
+    assert [nominal_hosts(g, cluster, num_hosts) for g in TRIAL_GPUS] == want_hosts
+
+
+@pytest.mark.parametrize("placement,gpus_per_host", [("pack", 8), ("pack", 4), ("spread", 8),
+                                                      ("spread", 4)])
+def test_nominal_hosts_are_those_of_the_placement_on_the_empty_cluster(placement, gpus_per_host):
+    from workloads.cluster import nominal_hosts
+    cluster = ClusterConfig(gpus_per_host=gpus_per_host, placement=placement)
+    for g in TRIAL_GPUS:
+        got = place(np.full(16, gpus_per_host), gpus=g, placement=placement, rng=_rng())
+        assert len(got) == nominal_hosts(g, cluster, 16), g
+
+
+MODEL_BYTES = 5_040_000  # divisible by 2..9 and 16: ring flows of whole bytes
+
+
+def _trials_trace(gpus_per_host: int, placement: str) -> Trace:
+    """One stage of ring trials of 1, 7, 8, 9 and 17 GPUs (one iteration each) on 16
+    servers, placed during the run."""
+    jobs = tuple(Job(job_id=f"a0/s/t{g}", trial_id=f"a0/t{g}", model="m", pattern="ring",
+                     hosts=(), iterations=1, compute_s=1.0, coflows=(), gpus=g,
+                     model_size_bytes=MODEL_BYTES, ps_servers=0) for g in TRIAL_GPUS)
+    return Trace(seed=1, endpoints="hosts", hosts=tuple(f"h{i}" for i in range(16)),
+                 apps=(App("a0", 0.0, "random", (Stage("a0/s", "a0", 1.0, (), jobs),)),),
+                 cluster={"gpus_per_host": gpus_per_host, "placement": placement,
+                          "max_concurrent_trials": 0})
+
+
+@pytest.mark.parametrize("placement,gpus_per_host,want_sizes_m,want_threshold_m,head_heavy", [
+    # A ring over h servers moves h x 2(h-1)/h x M = 2(h-1) M; a trial on one server
+    # none (no coflow). FIFO-LM's threshold: the 90th percentile of those sizes,
+    # linear interpolation at position 0.9 x (n - 1).
+    # pack, 8 per server: hosts 1, 1, 1, 2, 3: sizes 2M, 4M; 2 + 0.9 x 2 = 3.8 M
+    ("pack", 8, [2, 4], 3.8, True),
+    # pack, 4 per server: hosts 1, 2, 2, 3, 5: 2M, 2M, 4M, 8M; position 2.7: 4 + 0.7 x 4
+    ("pack", 4, [2, 2, 4, 8], 6.8, False),
+    # spread: hosts 1, 7, 8, 9, 16: 12M, 14M, 16M, 30M; position 2.7: 16 + 0.7 x 14
+    ("spread", 8, [12, 14, 16, 30], 25.8, False),
+    # unlimited servers, pack: every trial on one server, no coflow: threshold 0
+    ("pack", 0, [], 0.0, True),
+])
+def test_fifo_lms_threshold_counts_each_trial_on_its_nominal_hosts(
+        placement, gpus_per_host, want_sizes_m, want_threshold_m, head_heavy):
+    from emulation.scheduler import make_policy
+    from emulation.state import ClusterState
+    from tests.scheduler.test_policy_orders import fifo_view
+    t = _trials_trace(gpus_per_host, placement)
+    st = ClusterState(t, build_topology(TopologyConfig(), t.hosts))
+    sizes_bytes = st.coflow_sizes_bytes()
+    assert sorted(sizes_bytes.tolist()) == [m * MODEL_BYTES for m in want_sizes_m]
+    pol = make_policy("fifo_lm")
+    pol.prepare(coflow_sizes_bytes=sizes_bytes)
+    assert pol.heavy_threshold_bytes == pytest.approx(want_threshold_m * MODEL_BYTES)
+    # the head coflow has sent 5 M: heavy (its successor joins class 0) only where the
+    # threshold is below 5 M
+    d = pol.decide(fifo_view(sent=[5.0 * MODEL_BYTES, 0.0], seq=[0, 1]))
+    assert d.classes.tolist() == ([0, 0] if head_heavy else [0, 1])
 
 
 def test_the_cluster_table_pairs_runs_of_the_same_trace():

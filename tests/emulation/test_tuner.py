@@ -33,6 +33,65 @@ def test_the_rule_by_hand():
     assert rule.judge(app_id="a", trial_id="t0", rung=1, score=0.99, eta=3, now_s=6.0)
 
 
+def _judge_all(scores: list[float], *, eta: int) -> list[bool]:
+    """Each score judged in turn as one trial's result at rung 0 of one tuning job."""
+    rule = AshaRule()
+    return [rule.judge(app_id="a", trial_id=f"t{i}", rung=0, score=s, eta=eta, now_s=float(i))
+            for i, s in enumerate(scores)]
+
+
+def test_the_rule_on_the_example_of_ray_tunes_bracket():
+    # The docstring of Ray Tune's async_hyperband._Bracket (reduction factor 2, rewards
+    # 2, 4, 1): CONTINUE, CONTINUE, then the cutoff is the median of [2, 4] = 3.0 and the
+    # reward 1 < 3 is a STOP. Here rewards are -score: scores -2, -4, -1.
+    assert _judge_all([-2.0, -4.0, -1.0], eta=2) == [True, True, False]
+
+
+def test_the_rule_for_eta_3_by_hand():
+    # Cutoff: the 2/3 quantile (linear interpolation, position 2/3 x (n - 1) in the
+    # sorted list) of the rewards (-score) recorded BEFORE the new one.
+    # 4:    nothing recorded: goes on.
+    # 6:    [-4] -> -4; -6 < -4: stops.
+    # 4.5:  [-6, -4], position 2/3: -6 + 2/3 x 2 = -4.667; -4.5 >= it: goes on (the
+    #       highest, -4, would stop it; so would counting the new result too:
+    #       [-6, -4.5, -4] at position 4/3 is -4.5 + 1/3 x 0.5 = -4.333).
+    # 5:    [-6, -4.5, -4], position 4/3: -4.333; -5 < it: stops (the 1/3 quantile,
+    #       -6 + 2/3 x 1.5 = -5, or the lowest, -6, would let it on).
+    # 4.25: [-6, -5, -4.5, -4], position 2: -4.5; -4.25 >= it: goes on.
+    assert _judge_all([4.0, 6.0, 4.5, 5.0, 4.25], eta=3) == [True, False, True, False, True]
+
+
+def test_the_rule_for_eta_4_by_hand():
+    # Cutoff: the 3/4 quantile, position 3/4 x (n - 1), of the rewards recorded before.
+    # 4:    nothing recorded: goes on.
+    # 8:    [-4] -> -4; -8 < -4: stops.
+    # 2:    [-8, -4], position 0.75: -8 + 0.75 x 4 = -5; -2 >= it: goes on.
+    # 2.5:  [-8, -4, -2], position 1.5: -4 + 0.5 x 2 = -3; -2.5 >= it: goes on (the
+    #       highest, -2, would stop it; so would counting the new result too:
+    #       [-8, -4, -2.5, -2] at position 2.25 is -2.5 + 0.25 x 0.5 = -2.375).
+    # 3:    [-8, -4, -2.5, -2], position 2.25: -2.375; -3 < it: stops (the median,
+    #       -4 + 0.5 x 1.5 = -3.25, or the 1/4 quantile, -8 + 0.75 x 4 = -5, would let
+    #       it on).
+    assert _judge_all([4.0, 8.0, 2.0, 2.5, 3.0], eta=4) == [True, False, True, True, False]
+
+
+def test_a_result_equal_to_the_cutoff_goes_on_and_a_rungs_first_result_always_does():
+    # Ray Tune stops a trial only if its reward is strictly below the cutoff.
+    # eta 3, scores 2, 2, 2: first goes on; then cutoffs -2 ([-2]) and -2 ([-2, -2]):
+    # both equal the new reward, both go on.
+    assert _judge_all([2.0, 2.0, 2.0], eta=3) == [True, True, True]
+    # eta 4, scores 8, 2, 2, 2: cutoffs -8, then [-8, -2] at 0.75: -3.5, then [-8, -2, -2]
+    # at position 1.5: -2, equal to the last reward: all go on.
+    assert _judge_all([8.0, 2.0, 2.0, 2.0], eta=4) == [True, True, True, True]
+    # the first result of a rung goes on however bad, at any eta, even when another rung
+    # of the same tuning job has results
+    rule = AshaRule()
+    assert rule.judge(app_id="a", trial_id="t0", rung=0, score=0.1, eta=4, now_s=0.0)
+    assert not rule.judge(app_id="a", trial_id="t1", rung=0, score=0.9, eta=4, now_s=1.0)
+    assert rule.judge(app_id="a", trial_id="t0", rung=1, score=1e9, eta=4, now_s=2.0)
+    assert [d.goes_on for d in rule.decisions] == [True, False, True]
+
+
 @pytest.fixture(scope="module")
 def asha_runs(tmp_path_factory):
     """One ASHA trace on a fragmented cluster, run under two policies."""

@@ -1,7 +1,9 @@
 """Capture parsing on synthetic pcaps built with scapy: distinct bytes per connection
 (retransmissions once, reused ports split), completion times under reordering,
-retransmission and a lost tail, and priority isolation from rebuilt queues. Expected
-values are worked out by hand in each test."""
+retransmission and a lost tail, priority isolation from rebuilt queues, the stages'
+times derived from a capture, and the capture checked against what the agents sent.
+Expected values are worked out by hand in each test."""
+import pytest
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -122,7 +124,6 @@ def test_isolation_from_queues_rebuilt_out_of_two_ports(tmp_path):
 def test_pcapng_reads_as_its_pcap_and_a_non_capture_is_refused(tmp_path):
     """The same packets written as pcap and as pcapng (scapy's writers) parse to the same
     connections; a file that is no capture is a ValueError naming it."""
-    import pytest
     from scapy.utils import PcapNgWriter
     from emulation.mininet.capture import frames, read_port
     a = _pkts("10.0.0.1", 40000, 1000, [(0, 100), (100, 100), (200, 30)], 3.5)
@@ -176,3 +177,125 @@ def test_clock_map_confines_a_realtime_step_to_the_interval_that_holds_it():
     (s,) = clock_steps(back, t0=10.0)
     assert abs(s["step_s"] + 0.5) < 1e-9
     assert clock_steps([(0.0, 5.0), (0.1, 5.0 + 1e-6)], t0=0.0) == []  # sampling jitter
+
+
+# ---------------------------------------------------------------- stages from the capture
+
+TIME_SCALE = 2.0      # emulated seconds per trace second
+OFFSET_S = 1000.0     # pcap (realtime) stamp = monotonic + OFFSET_S throughout the run
+T0_S = 50.0           # monotonic time of the run's t = 0
+
+
+def _chained_trace():
+    """App a (arrives at 1 trace s): stage a/s0, one job of one 100-byte flow h0 -> h1;
+    stage a/s1 depends on a/s0, one job of one flow h2 -> h1. App b (arrives at 0): stage
+    b/s0, one compute-only job of 2 iterations x 0.75 trace s."""
+    from tests.helpers import tiny_trace
+    return tiny_trace([
+        {"id": "a", "arrival_s": 1.0, "stages": [
+            {"id": "a/s0", "jobs": [{"id": "a/s0/j", "coflows": [[(0, 1, 100)]]}]},
+            {"id": "a/s1", "deps": ["a/s0"],
+             "jobs": [{"id": "a/s1/j", "coflows": [[(2, 1, 100)]]}]}]},
+        {"id": "b", "arrival_s": 0.0, "stages": [
+            {"id": "b/s0", "jobs": [{"id": "b/s0/j", "iters": 2, "compute_s": 0.75,
+                                      "coflows": []}]}]}], hosts=3)
+
+
+def _whole_flow(src, sport, key, syn_emulated_s, last_emulated_s):
+    """A SYN, then one segment with the 16-byte header (key, 100) and the 100 bytes, to
+    10.0.0.2, stamped at the given emulated seconds (pcap time = emulated + t0 + offset)."""
+    body = HEADER.pack(key, 100) + b"x" * 100
+    syn = Ether() / IP(src=src, dst="10.0.0.2") / TCP(sport=sport, dport=9000, flags="S", seq=0)
+    data = (Ether() / IP(src=src, dst="10.0.0.2") /
+            TCP(sport=sport, dport=9000, flags="A", seq=1) / Raw(body))
+    syn.time = OFFSET_S + T0_S + syn_emulated_s
+    data.time = OFFSET_S + T0_S + last_emulated_s
+    return [syn, data]
+
+
+def _capture_stages(tmp_path, job_start_s=None):
+    """capture_records on a synthetic capture of ``_chained_trace`` run at TIME_SCALE: the
+    flow of a/s0 (coflow instance 0, template flow 0) passes from emulated 2.5 s to 5.0 s,
+    that of a/s1 (instance 1, template flow 1) from 5.5 s to 9.0 s. Returns run.json's
+    fields and stages_capture.csv by stage."""
+    import pandas as pd
+    from emulation.mininet.capture import capture_records
+    from emulation.mininet.run import scale_trace
+    from emulation.state import ClusterState
+    from emulation.topology import TopologyConfig, build_topology
+    trace = _chained_trace()
+    scaled = scale_trace(trace, rate_scale=1.0, time_scale=TIME_SCALE)
+    state = ClusterState(scaled, build_topology(TopologyConfig(), scaled.hosts))
+    assert state.tf_src == ["h0", "h2"] and state.job_ids == ["a/s0/j", "a/s1/j", "b/s0/j"]
+    wrpcap(str(tmp_path / "cap-s1-eth2.pcap"),
+           _whole_flow("10.0.0.1", 40000, (0 << 32) | 0, 2.5, 5.0) +
+           _whole_flow("10.0.0.3", 40001, (1 << 32) | 1, 5.5, 9.0))
+    cap = Capture.from_files(tmp_path, {"s1-eth2": "10.0.0.2"})
+    reported = [{"stage_id": "a/s0", "sct_s": 1.5}, {"stage_id": "a/s1", "sct_s": 2.5},
+                {"stage_id": "b/s0", "sct_s": 1.5}]
+    run = capture_records(cap, tmp_path, scaled=scaled, compiled=state.compiled,
+                          sizes=state.flow_sizes(trace),
+                          clock=[(T0_S, OFFSET_S), (T0_S + 20.0, OFFSET_S)], t0=T0_S,
+                          time_scale=TIME_SCALE, num_classes=8, reported_stages=reported,
+                          job_start_s=job_start_s)
+    return run, pd.read_csv(tmp_path / "stages_capture.csv").set_index("stage_id")
+
+
+def test_stage_times_from_the_capture_by_hand(tmp_path):
+    # In emulated seconds: a arrives at 1 x 2 = 2. a/s0 starts at 2, its flow's last byte
+    # passes at 5: SCT 3 emulated = 1.5 trace s. a/s1 starts at the later of a's arrival
+    # (2) and a/s0's end (5): 5, not at its first packet (5.5); ends at 9: SCT 4 emulated
+    # = 2 trace s. b/s0: arrives at 0, 2 x 0.75 x 2 = 3 emulated s of compute: 1.5 trace s.
+    run, st = _capture_stages(tmp_path)
+    assert st.loc["a/s0", ["start_emulated_s", "end_emulated_s", "sct_emulated_s"]].tolist() == \
+        pytest.approx([2.0, 5.0, 3.0])
+    assert st.loc["a/s0", ["start_s", "end_s", "sct_s"]].tolist() == pytest.approx([1.0, 2.5, 1.5])
+    assert st.loc["a/s1", ["start_emulated_s", "end_emulated_s", "sct_emulated_s"]].tolist() == \
+        pytest.approx([5.0, 9.0, 4.0])
+    assert st.loc["a/s1", ["start_s", "end_s", "sct_s"]].tolist() == pytest.approx([2.5, 4.5, 2.0])
+    assert st.loc["b/s0", ["start_s", "end_s", "sct_s"]].tolist() == pytest.approx([0.0, 1.5, 1.5])
+    # mean SCT (1.5 + 2 + 1.5) / 3; against the reported 1.5, 2.5, 1.5: differences 0, 0.5, 0
+    assert run["avg_sct_capture_s"] == pytest.approx(5.0 / 3)
+    cmp = run["capture_vs_reported"]
+    assert cmp["sct_abs_diff_median_s"] == pytest.approx(0.0)
+    assert cmp["sct_abs_diff_max_s"] == pytest.approx(0.5)
+    assert cmp["sct_diff_mean_s"] == pytest.approx(-0.5 / 3)
+    assert cmp["sct_rel_diff_max"] == pytest.approx(0.5 / 2.5)
+    assert cmp["flows_complete"] == cmp["flows_seen"] == 2 and cmp["stages_compared"] == 3
+
+
+def test_a_compute_only_job_of_a_placed_trial_ends_after_its_compute_from_its_start(tmp_path):
+    # With the jobs' GPU start times (a cluster run): b/s0's job got its GPUs at emulated
+    # 4 s, then 3 emulated s of compute: ends at 7, SCT 7 emulated = 3.5 trace s from b's
+    # arrival at 0. The jobs with traffic end with their last byte as before.
+    import numpy as np
+    _, st = _capture_stages(tmp_path, job_start_s=np.array([2.0, 5.0, 4.0]))
+    assert st.loc["b/s0", ["start_s", "end_s", "sct_s"]].tolist() == pytest.approx([0.0, 3.5, 3.5])
+    assert st.loc["a/s1", "sct_s"] == pytest.approx(2.0)
+
+
+def test_the_capture_checked_against_what_the_agents_sent(tmp_path):
+    """The agents' log: flow 1 (100 bytes) then flow 2 (70 bytes) from h0's port 40000
+    (reused), flow 3 (30 bytes) from h2. Each connection carries the 16-byte header and
+    the payload. Captured: flow 1 whole (116 distinct bytes; its second segment, 56 bytes,
+    retransmitted once: a match all the same), flow 2's first 50 of 86 bytes,
+    nothing of flow 3. By hand: 3 flows, 1 missing, 1 mismatch; sent 116 + 86 + 46 = 248
+    bytes, captured 116 + 50 = 166. The log lists flow 2 first: a port's flows are matched
+    to its connections in start order."""
+    import pandas as pd
+    from emulation.mininet.run import _check_capture
+    pk = (_flow("10.0.0.1", 40000, 1000, 100,
+                [(1.001, 0, 60), (1.002, 60, 56), (1.003, 60, 56)]) +
+          _flow("10.0.0.1", 40000, 5000, 70, [(2.001, 0, 50)]))
+    wrpcap(str(tmp_path / "cap-s1-eth2.pcap"), pk)
+    cap = Capture.from_files(tmp_path, {"s1-eth2": "10.0.0.2"})
+    flows_log = {2: {"src_host": "h0", "sport": 40000, "t_start": 2.0, "bytes": 70},
+                 1: {"src_host": "h0", "sport": 40000, "t_start": 1.0, "bytes": 100},
+                 3: {"src_host": "h2", "sport": 40001, "t_start": 1.5, "bytes": 30}}
+    got = _check_capture(cap, flows_log, {"h0": "10.0.0.1", "h2": "10.0.0.3"})
+    assert (got["flows"], got["flows_missing"], got["flows_byte_mismatch"]) == (3, 1, 1)
+    assert (got["sent_bytes"], got["captured_bytes"]) == (248, 166)
+    assert got["captured_fraction"] == pytest.approx(166 / 248)
+    rows = pd.read_csv(tmp_path / "capture_flows.csv")
+    assert rows[["key", "sent_bytes", "captured_bytes"]].values.tolist() == [[1, 116, 116],
+                                                                             [2, 86, 50]]

@@ -1,8 +1,9 @@
 """The packet-level backend's pure functions, without root or Mininet.
 
 qos.py (class -> TOS, HTB commands), scheduler_proc.py (the decision pushed to agents
-and the FIFO-LM byte wake-up), protocol.py's line framing, run.py's trace scaling,
-leftovers.py's registry of live networks.
+and the FIFO-LM byte wake-up), protocol.py's line framing, run.py's trace scaling, its
+records and cluster records in trace seconds and its class latency, leftovers.py's
+registry of live networks.
 Expected values are written out by hand from the documented scheme.
 """
 import json
@@ -211,6 +212,96 @@ def test_scale_trace_bytes_and_times():
     assert [f.size_bytes for f in flows] == [6, 1]
     assert s.apps[0].arrival_s == 6.0 and s.apps[0].stages[0].jobs[0].compute_s == 1.0
     assert s.meta["scaled"] == {"rate_scale": 0.003, "time_scale": 2.0, "size_scale": 0.006}
+
+
+def test_the_drivers_records_in_trace_seconds_and_the_traces_bytes():
+    """Records of the scaled trace (emulated seconds and bytes) written by hand; at
+    time_scale 2 and rate_scale 0.25 the scaled trace has 0.5 x the bytes. Expected: every
+    time / 2, every size the unscaled trace's, the emulated values kept beside them."""
+    import types
+    from emulation.mininet.run import to_trace_time
+    t = tiny_trace([{"id": "a", "stages": [{"id": "a/s", "jobs": [
+        {"id": "a/s/j", "coflows": [[(0, 1, 100), (2, 1, 300)], [(1, 0, 700)]]}]}]}], hosts=3)
+    scaled = scale_trace(t, rate_scale=0.25, time_scale=2.0)
+    state = ClusterState(scaled, big_switch(len(scaled.hosts), 1e9))
+    c0, c1 = "a/s/j/i0/c0", "a/s/j/i0/c1"
+    rec = types.SimpleNamespace(
+        stages=[{"stage_id": "a/s", "start_s": 2.0, "end_s": 9.0, "sct_s": 7.0}],
+        coflows=[{"coflow_id": c0, "release_s": 2.0, "end_s": 6.0, "cct_s": 4.0,
+                  "size_bytes": 200},
+                 {"coflow_id": c1, "release_s": 6.0, "end_s": 9.0, "cct_s": 3.0,
+                  "size_bytes": 350}],
+        flows={"flow_id": [f"{c0}/f0", f"{c0}/f1", f"{c1}/f0"],
+               "release_s": np.array([2.0, 2.0, 6.0]), "start_s": np.array([2.5, 3.0, 6.5]),
+               "end_s": np.array([5.0, 6.0, 9.0]), "size_bytes": np.array([50, 150, 350])})
+    stages, coflows, flows = to_trace_time(rec, state, t, time_scale=2.0)
+    (s,) = stages
+    assert (s["start_s"], s["end_s"], s["sct_s"]) == (1.0, 4.5, 3.5)
+    assert (s["start_emulated_s"], s["end_emulated_s"], s["sct_emulated_s"]) == (2.0, 9.0, 7.0)
+    assert [(c["release_s"], c["end_s"], c["cct_s"]) for c in coflows] == [(1.0, 3.0, 2.0),
+                                                                           (3.0, 4.5, 1.5)]
+    assert [c["cct_emulated_s"] for c in coflows] == [4.0, 3.0]
+    # c0: 100 + 300 bytes of the unscaled trace; c1: 700
+    assert [(c["size_bytes"], c["size_emulated_bytes"]) for c in coflows] == [(400, 200),
+                                                                              (700, 350)]
+    assert flows["size_bytes"].tolist() == [100, 300, 700]
+    assert flows["size_emulated_bytes"].tolist() == [50, 150, 350]
+    assert flows["start_s"].tolist() == [1.25, 1.5, 3.25]
+    assert flows["end_s"].tolist() == [2.5, 3.0, 4.5]
+    assert flows["release_s"].tolist() == [1.0, 1.0, 3.0]
+    assert flows["end_emulated_s"].tolist() == [5.0, 6.0, 9.0]
+
+
+def test_the_cluster_records_of_a_scaled_run_in_trace_seconds():
+    """The two-trial cluster trace (A: 4 GPUs over both 2-GPU servers, a ring of a 1 GB
+    model, 1 s of compute; B: 2 GPUs, waits for A) run at time_scale 2, rate_scale 1 on
+    1 GB/s links: 2 x the bytes and 2 x the compute. Emulated: A computes 2 s and each
+    server sends 2 GB at 1 GB/s (2 s): ends at 4; B runs 4 to 6. In trace seconds: A 0 to
+    2, B 2 to 3, makespan 3; GPU-seconds 4 x 2 + 2 x 1 = 10 of 2 x 2 x 3 = 12. The bound
+    is on the unscaled trace as placed, on the unscaled links: A's 1 s of compute and
+    1 GB per host link at 1 GB/s, B beside it: 2 s."""
+    from emulation.fluid.simulator import FluidSimulator
+    from emulation.mininet.run import _cluster_records
+    from emulation.topology import TopologyConfig, build_topology
+    from tests.emulation.test_cluster import _two_trial_trace
+    t = _two_trial_trace()
+    topo_cfg = TopologyConfig(link_rate_bps=8e9)
+    scaled = scale_trace(t, rate_scale=1.0, time_scale=2.0)
+    sim = FluidSimulator(scaled, build_topology(topo_cfg, scaled.hosts), make_policy("fair"))
+    rec = sim.run()
+    run = {"avg_sct_s": 3.0}
+    trials, decisions = _cluster_records(sim.state, t, rec, topo_cfg, run, time_scale=2.0,
+                                         release_at_zero=False)
+    assert [(r["job_id"], r["queued_s"], r["start_s"], r["end_s"]) for r in trials] == \
+        [("a0/s/A", 0.0, 0.0, pytest.approx(2.0)), ("a0/s/B", 0.0, pytest.approx(2.0),
+                                                     pytest.approx(3.0))]
+    assert decisions == []
+    assert run["gpu_busy_share"] == pytest.approx(10 / 12)
+    assert run["trial_wait_mean_s"] == pytest.approx(1.0)  # B waited 2 s, A none
+    assert run["lower_bound_avg_sct_s"] == pytest.approx(2.0)
+    assert run["avg_sct_over_lb"] == pytest.approx(1.5)
+
+
+def test_class_latency_is_the_last_sender_to_apply_the_class():
+    """Coflow 0 (released at emulated 1.0) has senders h0 and h2, which applied its class
+    at 1.2 and 1.5: its latency is the last, 0.5. Coflow 1's only sender h1 never applied a
+    class: without push. Coflow 2 (released at 3.0), sender h0 at 3.1: 0.1. Coflow 3
+    sent nothing: without push. Coflow 4: h0 applied its class, h1 never did: without
+    push. Latencies [0.5, 0.1]: median 0.3, p95 (linear) 0.1 + 0.95 x 0.4 = 0.48, max 0.5."""
+    import types
+    from emulation.mininet.run import class_latency
+    t0_s = 100.0
+    state = types.SimpleNamespace(c_job=[0, 0, 1, 1, 2], c_release=[1.0, 2.0, 3.0, 4.0, 5.0])
+    flows_log = {(0 << 32) | 0: {"src_host": "h0"}, (0 << 32) | 1: {"src_host": "h2"},
+                 (1 << 32) | 2: {"src_host": "h1"}, (2 << 32) | 3: {"src_host": "h0"},
+                 (4 << 32) | 4: {"src_host": "h0"}, (4 << 32) | 5: {"src_host": "h1"}}
+    applied = {"h0": {0: t0_s + 1.2, 2: t0_s + 3.1, 4: t0_s + 5.1}, "h2": {0: t0_s + 1.5},
+               "h1": {}}
+    got = class_latency(state, flows_log, applied, t0_s)
+    assert got["coflows"] == 2 and got["coflows_without_push"] == 3
+    assert got["median"] == pytest.approx(0.3)
+    assert got["p95"] == pytest.approx(0.48)
+    assert got["max"] == pytest.approx(0.5)
 
 
 def test_should_decide_follows_the_realloc_semantics():
