@@ -22,6 +22,7 @@ path to read its records from, the shared run's for a run whose run.json names o
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -228,12 +229,23 @@ STAGE_TAGS = ("experiment", "scenario", "policy", "seed", "workload_seed", "repe
               "seed_set")
 
 
-def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
+def _counted(paths, progress: Callable[[int], None] | None):
+    """``paths`` one by one, calling ``progress(k)`` with the number done before each."""
+    for k, p in enumerate(paths):
+        if progress is not None:
+            progress(k)
+        yield p
+
+
+def load_stages(runs: pd.DataFrame, *, progress: Callable[[int], None] | None = None
+                ) -> pd.DataFrame:
     """All stages.csv rows, tagged with their run's ``STAGE_TAGS`` (None where ``runs``
     has no such column); the columns in the order of first appearance, each run's own
     columns before the tags. The tags are added once to the whole table (adding them run
-    by run took 15 of 20 s on the committed results)."""
-    parts = [store.read_table(Path(d) / "stages.csv") for d in runs["run_dir"]]
+    by run took 15 of 20 s on the committed results). ``progress(k)``: called before the
+    k-th run is read."""
+    parts = [store.read_table(Path(d) / "stages.csv")
+             for d in _counted(runs["run_dir"], progress)]
     out = pd.concat(parts, ignore_index=True)
     lengths = [len(p) for p in parts]
     for k in STAGE_TAGS:
@@ -242,25 +254,33 @@ def load_stages(runs: pd.DataFrame) -> pd.DataFrame:
     return out[list(dict.fromkeys(c for p in parts for c in (*p.columns, *STAGE_TAGS)))]
 
 
-def load_jobs(runs: pd.DataFrame) -> pd.DataFrame:
+def load_jobs(runs: pd.DataFrame, *, progress: Callable[[int], None] | None = None
+              ) -> pd.DataFrame:
     """Per job of every run (a *job* in the records, ``job_id``: one trial's work inside
     one stage, not a tuning job, which the records call an app): ``trial_time_s`` = the end
     of the job's last coflow minus its stage's start. Jobs without coflows are left out.
     A tuning job's (app's) completion is ``analysis.metrics.run_metrics``'
-    ``avg_app_completion_s``."""
-    parts = []
-    for _, r in runs.iterrows():
-        d = Path(r["run_dir"])
-        cf = store.read_table(d / "coflows.csv")
-        st = store.read_table(d / "stages.csv")[["stage_id", "start_s"]]
+    ``avg_app_completion_s``. Rows by run (``runs``' order), then stage and job; computed
+    once over all runs' records. ``progress(k)``: called before the k-th run is read."""
+    cfs, sts = [], []
+    for i, d in enumerate(_counted(runs["run_dir"], progress)):
+        cf = store.read_table(Path(d) / "coflows.csv")
         if cf.empty:
             continue
-        j = cf.groupby(["stage_id", "job_id"], as_index=False)["end_s"].max().merge(st, on="stage_id")
-        j["trial_time_s"] = j["end_s"] - j["start_s"]
-        for k in ("experiment", "scenario", "policy", "workload_seed"):
-            j[k] = r.get(k)
-        parts.append(j)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        cfs.append(cf[["stage_id", "job_id", "end_s"]].assign(_run=i))
+        sts.append(store.read_table(Path(d) / "stages.csv")[["stage_id", "start_s"]]
+                   .assign(_run=i))
+    if not cfs:
+        return pd.DataFrame()
+    j = (pd.concat(cfs, ignore_index=True).groupby(["_run", "stage_id", "job_id"],
+                                                   as_index=False)["end_s"].max()
+         .merge(pd.concat(sts, ignore_index=True), on=["_run", "stage_id"]))
+    j["trial_time_s"] = j["end_s"] - j["start_s"]
+    for k in ("experiment", "scenario", "policy", "workload_seed"):
+        col = runs[k].to_numpy() if k in runs else np.full(len(runs), None, dtype=object)
+        j[k] = col[j["_run"].to_numpy()]
+    return j.drop(columns="_run")[["stage_id", "job_id", "end_s", "start_s", "trial_time_s",
+                                   "experiment", "scenario", "policy", "workload_seed"]]
 
 
 def mininet_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -185,9 +185,10 @@ def _write_report(*, results: Path, runs: pd.DataFrame, pols: list[str], ref: st
     """Write the tables, figures and summary.md of ``runs`` under ``results`` (``ref``: the
     reference policy, ``reference`` the one asked for; ``st``: the policies' styles;
     ``written``: the files written so far, ``recording_files``); returns summary.md's path."""
-    step(f"reading the records of {len(runs):,} runs")
-    stages = load_stages(runs)
-    jobs = load_jobs(runs)
+    n = len(runs)
+    stages = load_stages(runs, progress=lambda k: step("reading the records of the runs", k, 2 * n))
+    jobs = load_jobs(runs, progress=lambda k: step("reading the records of the runs", n + k, 2 * n))
+    step("reading the records of the runs", 2 * n, 2 * n)
     norm = sort_by_policy(sort_scenarios(reference_ratios(runs, reference=ref)))
     step("tables")
     tables = results / "tables"
@@ -205,7 +206,7 @@ def _write_report(*, results: Path, runs: pd.DataFrame, pols: list[str], ref: st
     for n in figure_notes:
         print(f"note: {n}", file=sys.stderr)
     figure_notes.append(_cdf_note(runs, cdf_exps, analysis_command(_where(results), reference)))
-    step("the other figures and sections")
+    step("the other figures and sections: lower bounds")
     figure_paths += plots.lb_ratio(runs, figs, st)
     pairs = load_twin_pairs(runs)
     fidelity = None
@@ -215,8 +216,9 @@ def _write_report(*, results: Path, runs: pd.DataFrame, pols: list[str], ref: st
         fidelity = pairs.assign(ratio=pairs["sct_mininet_s"] / pairs["sct_fluid_s"]).groupby(
             "policy")["ratio"].agg(["median", "min", "max", "count"]).reindex(
             policy_order(pairs["policy"]))
-    packet_lines, packet_figs = _packet_sections(runs, tables, figs, ref, st)
-    cong_lines, cong_figs = _cluster_sections(runs, stages, results, tables, figs, ref, st)
+    packet_lines, packet_figs = _packet_sections(runs, tables, figs, ref, st, step=step)
+    cong_lines, cong_figs = _cluster_sections(runs, stages, results, tables, figs, ref, st,
+                                              step=step)
     figure_paths += packet_figs + cong_figs
     step("summary")
     summary = results / "summary.md"
@@ -285,8 +287,8 @@ def _experiment_figures(runs: pd.DataFrame, norm: pd.DataFrame, ref: str, figs: 
     return figure_paths, figure_notes, without_ref
 
 
-def _packet_sections(runs: pd.DataFrame, tables: Path, figs: Path, ref: str, st: dict
-                     ) -> tuple[list[str], list[Path]]:
+def _packet_sections(runs: pd.DataFrame, tables: Path, figs: Path, ref: str, st: dict, *,
+                     step: Callable[..., None] = _quiet) -> tuple[list[str], list[Path]]:
     """The packet-level sections' summary lines and figures: reproduction of the twin
     (``analysis/reproduction.py``), paired repetitions and seeds, the fluid model's error,
     and the captures (``analysis/packet.py``)."""
@@ -294,29 +296,38 @@ def _packet_sections(runs: pd.DataFrame, tables: Path, figs: Path, ref: str, st:
     from analysis.packet import write_packet_tables
     from analysis.paired import paired_section, seeds_section
     from analysis.reproduction import run_ratios, write_reproduction
+    step("the other figures and sections: packet level against its twins")
     repro_lines, figure_paths = write_reproduction(runs, tables, figs)
     paired_lines, paired_figs = paired_section(run_ratios(runs), tables, figs, ref, st)
     paired_lines += seeds_section(run_ratios(runs), tables, ref)
     figure_paths += paired_figs
+    step("the other figures and sections: the fluid model's error")
     error_lines, error_figs = fluid_error_section(runs, tables, figs)
     figure_paths += error_figs
+    step("the other figures and sections: packet captures")
     lines = repro_lines + paired_lines + error_lines + write_packet_tables(
         runs, tables, ref, latency_shown=bool(repro_lines))
     return lines, figure_paths
 
 
 def _cluster_sections(runs: pd.DataFrame, stages: pd.DataFrame, results: Path, tables: Path,
-                      figs: Path, ref: str, st: dict) -> tuple[list[str], list[Path]]:
+                      figs: Path, ref: str, st: dict, *, step: Callable[..., None] = _quiet
+                      ) -> tuple[list[str], list[Path]]:
     """The summary lines of the cluster, regime, congestion, verdict, shared-scenario,
-    host-load, suite-check and headroom sections, and the regime figures."""
+    host-load, suite-check and headroom sections, and the regime figures (a progress
+    ``step`` before each of the longer ones)."""
+    step("the other figures and sections: regimes")
     regime_lines, regime_figs = regime_section(runs, stages, tables, figs, ref, st)
-    lines = cluster_section(runs, tables, ref) \
-        + cluster_stage_lines(runs, results, tables, ref) + regime_lines \
-        + congestion_section(runs, stages, tables, ref) \
-        + verdict_section(runs, stages, tables) \
-        + shared_scenario_lines(runs) + host_load_section(runs, results, tables, ref) \
-        + suite_check_lines(runs, stages, ref) \
-        + headroom_lines(results)
+    step("the other figures and sections: the cluster")
+    lines = cluster_section(runs, tables, ref)
+    step("the other figures and sections: the cluster per stage and trial")
+    lines += cluster_stage_lines(runs, results, tables, ref) + regime_lines
+    step("the other figures and sections: congestion, verdict")
+    lines += congestion_section(runs, stages, tables, ref) + verdict_section(runs, stages, tables) \
+        + shared_scenario_lines(runs)
+    step("the other figures and sections: load per host")
+    lines += host_load_section(runs, results, tables, ref) \
+        + suite_check_lines(runs, stages, ref) + headroom_lines(results)
     return lines, regime_figs
 
 

@@ -62,7 +62,7 @@ class StepProgress:
     still open."""
 
     def __init__(self, desc: str, stream: TextIO | None = None,
-                 log_every_s: float = 10.0) -> None:
+                 log_every_s: float = 5.0) -> None:
         self.desc, self.stream, self.log_every_s = desc, stream or sys.stderr, log_every_s
         self._bar = None
         self._counted: str | None = None
