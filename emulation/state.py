@@ -4,15 +4,16 @@ records (``Records``, ``FlowColumns``).
 
 ``ClusterState`` knows what must happen next in trace order (stage starts, compute ends,
 coflow releases, job and stage completions; for a trace with a cluster, which waiting
-trials the cluster scheduler starts, ``emulation/admission.py``, and the coflows their
-placements give them, ``workloads/cluster.py``) and keeps those timers on its own heap with
-a counter for deterministic ties. The one event loop (``emulation/loop.py``) changes it
-in every backend: a backend moves time (the fluid engine by computing rates, the Mininet
-driver by wall-clock and the agents' reports), the loop hands over the flows that
-finished (``complete_flows``) and fires the timers due (``fire_timers``). The Mininet
-scheduler process runs the same loop on a shadow ``ClusterState`` fed with the driver's
-events, so the same policy sees the same kind of view (``emulation/view.py``) in both
-backends.
+trials the cluster scheduler starts, ``emulation/admission.py`` under its admission rule
+(``emulation/admission_rules.py``, given the time and each job's runtime estimate), and
+the coflows their placements give them, ``workloads/cluster.py``) and keeps those timers
+on its own heap with a counter for deterministic ties. The one event loop
+(``emulation/loop.py``) changes it in every backend: a backend moves time (the fluid
+engine by computing rates, the Mininet driver by wall-clock and the agents' reports), the
+loop hands over the flows that finished (``complete_flows``) and fires the timers due
+(``fire_timers``). The Mininet scheduler process runs the same loop on a shadow
+``ClusterState`` fed with the driver's events, so the same policy sees the same kind of
+view (``emulation/view.py``) in both backends.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from emulation.admission import Admission
+from emulation.admission_rules import make_admission_rule
 from emulation.compiled_trace import CompiledTrace, compile_trace, place_job
 from emulation.ids import coflow_id, flow_ids
 from emulation.records import FlowColumns, Records
@@ -32,7 +34,8 @@ from emulation.scheduler.base import View
 from emulation.tuner import AshaRule
 from emulation.topology import Topology
 from emulation.view import ViewBuilder
-from workloads.cluster import ClusterConfig, nominal_hosts, placed_coflows
+from workloads.cluster import (ClusterConfig, nominal_hosts, placed_coflows,
+                               runtime_estimates_s)
 from workloads.trace import Job, Trace
 
 STAGE_START, COMPUTE_END, JOB_DONE, RELEASE = 0, 1, 2, 3
@@ -57,9 +60,12 @@ class ClusterState:
     bytes left (``a_rem``) in place, between those calls."""
 
     def __init__(self, trace: Trace, topology: Topology, *, release_at_zero: bool = False,
-                 record_events: bool = False, release_latency_s: float = 0.0):
+                 record_events: bool = False, release_latency_s: float = 0.0,
+                 admission_rule: str = "fifo"):
         self.compiled = compile_trace(trace, topology, release_at_zero=release_at_zero)
         self.record_events = record_events
+        # which waiting trials a cluster starts (emulation/admission_rules.py)
+        self.admission_rule = admission_rule
         # a released coflow's flows join the network this much later (the packet-aware
         # fluid model, emulation/packet_model.py); its recorded release is the
         # moment it was released
@@ -94,12 +100,7 @@ class ClusterState:
         self.job_ready_s = np.full(J, np.nan)
         self.job_start_s = np.full(J, np.nan)
         self.job_end_s = np.full(J, np.nan)
-        trace = self.compiled.trace
-        self.admission = None if trace.cluster is None else Admission(
-            ClusterConfig(**trace.cluster), num_hosts=len(trace.hosts),
-            job_gpus=np.array([j.gpus for j in self.job_specs], dtype=np.int64),
-            job_app=[self.compiled.stage_app[s] for s in self.compiled.job_stage],
-            seed=trace.seed)
+        self.admission = None if self.compiled.trace.cluster is None else self._new_admission()
         # coflow instances
         self.c_job: list[int] = []
         self.c_tmpl: list[int] = []
@@ -124,6 +125,21 @@ class ClusterState:
         self.path_flows = np.zeros(len(self.path_links), dtype=np.int64)
         self.link_flows = np.zeros(self.L + 1, dtype=np.int64)
         self._done_chunks: list[tuple[np.ndarray, ...]] = []
+
+    def _new_admission(self) -> Admission:
+        """The run's cluster scheduler: its rule, and each job's runtime estimate on its
+        nominal hosts at their NIC rates (the rate of each host's link to its switch)."""
+        trace, topo = self.compiled.trace, self.compiled.topo
+        cluster = ClusterConfig(**trace.cluster)
+        nic_rate_bps = {h: topo.links[topo.link_index(h, topo.host_switch(h))].rate_bps
+                        for h in trace.hosts}
+        return Admission(
+            cluster, num_hosts=len(trace.hosts),
+            job_gpus=np.array([j.gpus for j in self.job_specs], dtype=np.int64),
+            job_app=[self.compiled.stage_app[s] for s in self.compiled.job_stage],
+            seed=trace.seed, rule=make_admission_rule(self.admission_rule),
+            estimate_s=runtime_estimates_s(self.job_specs, cluster=cluster,
+                                           hosts=trace.hosts, nic_rate_bps=nic_rate_bps))
 
     # ------------------------------------------------------------------ timers
     def _push(self, t: float, kind: int, payload: int) -> None:
@@ -251,7 +267,7 @@ class ClusterState:
 
     def _admit(self) -> None:
         """Start the waiting jobs the cluster scheduler places now."""
-        for j, _ in self.admission.admit():
+        for j, _ in self.admission.admit(now_s=self.now):
             self._start_placed(j)
 
     def _start_placed(self, j: int) -> None:
@@ -411,7 +427,7 @@ class ClusterState:
             if going_on is None:
                 self.admission.release(j)
             else:  # the trial trains its next rung on the GPUs it holds
-                self.admission.hand_over(j, going_on)
+                self.admission.hand_over(j, going_on, now_s=self.now)
             self._admit()
 
     def _judge(self, s: int, j: int) -> int | None:

@@ -3,8 +3,9 @@ go, and the traffic a placed trial's synchronisation puts on the network.
 
 Owns ``ClusterConfig`` (the ``[cluster]`` table of an experiment file), the placements a
 cluster scheduler makes (``place``: ``pack``, ``spread``, ``random``) and the
-hierarchical synchronisation of a placed trial (``placed_coflows``). The queue that calls
-them during a run is ``emulation/admission.py``; the reasons for each rule are in
+hierarchical synchronisation of a placed trial (``placed_coflows``), and the run time a
+user would expect of a trial (``runtime_estimates_s``, for backfilling). The queue that
+calls them during a run is ``emulation/admission.py``; the reasons for each rule are in
 ``docs/design-notes.md``, "A cluster with GPUs".
 
 Every topology host is a server with ``gpus_per_host`` GPUs; a trial of g GPUs holds g
@@ -20,7 +21,7 @@ import numpy as np
 
 from workloads.config import ConfigError
 from workloads.sync import parameter_server, ring_allreduce
-from workloads.trace import CoflowSpec
+from workloads.trace import CoflowSpec, Job
 
 PLACEMENTS = ("pack", "spread", "random")
 
@@ -135,3 +136,38 @@ def placed_coflows(pattern: str, *, hosts: list[str], model_size_bytes: int,
         servers = list(hosts[:max(1, min(ps_servers, len(hosts)))])
         return parameter_server(list(hosts), servers, model_size_bytes)
     raise ValueError(f"unknown sync pattern {pattern!r}")
+
+
+def runtime_estimates_s(jobs: list[Job], *, cluster: ClusterConfig, hosts: tuple[str, ...],
+                        nic_rate_bps: dict[str, float]) -> np.ndarray:
+    """Each job's expected run time once started, as a user's time limit would be set:
+    iterations x (compute per iteration + the uncontended time of one iteration's
+    synchronisation on its nominal placement). The nominal placement is the first
+    ``nominal_hosts`` of ``hosts``; its coflows (``placed_coflows``) run one after the
+    other, each taking its busiest host's bytes sent or received over that host's NIC
+    rate (``nic_rate_bps``: bits/s per host name)."""
+    sync_s: dict[tuple, float] = {}  # many trials share a shape: each computed once
+    out = np.zeros(len(jobs))
+    for i, job in enumerate(jobs):
+        shape = (job.pattern, job.gpus, job.model_size_bytes, job.ps_servers)
+        if shape not in sync_s:
+            names = list(hosts[:nominal_hosts(job.gpus, cluster, len(hosts))])
+            coflows = placed_coflows(job.pattern, hosts=names,
+                                     model_size_bytes=job.model_size_bytes,
+                                     ps_servers=job.ps_servers)
+            sync_s[shape] = sum(_busiest_host_s(c, nic_rate_bps=nic_rate_bps)
+                                for c in coflows)
+        out[i] = job.iterations * (job.compute_s + sync_s[shape])
+    return out
+
+
+def _busiest_host_s(coflow: CoflowSpec, *, nic_rate_bps: dict[str, float]) -> float:
+    """The uncontended time of ``coflow``: the most any host sends or receives, in
+    seconds at that host's NIC rate."""
+    sent: dict[str, int] = {}
+    received: dict[str, int] = {}
+    for f in coflow.flows:
+        sent[f.src] = sent.get(f.src, 0) + f.size_bytes
+        received[f.dst] = received.get(f.dst, 0) + f.size_bytes
+    return max(max(sent.get(h, 0), received.get(h, 0)) * 8.0 / nic_rate_bps[h]
+               for h in sent.keys() | received.keys())
