@@ -186,9 +186,10 @@ def _write_report(*, results: Path, runs: pd.DataFrame, pols: list[str], ref: st
     reference policy, ``reference`` the one asked for; ``st``: the policies' styles;
     ``written``: the files written so far, ``recording_files``); returns summary.md's path."""
     n = len(runs)
-    stages = load_stages(runs, progress=lambda k: step("reading the records of the runs", k, 2 * n))
-    jobs = load_jobs(runs, progress=lambda k: step("reading the records of the runs", n + k, 2 * n))
-    step("reading the records of the runs", 2 * n, 2 * n)
+    stages = load_stages(runs, progress=lambda k: step("reading the runs' stages", k, n))
+    step("reading the runs' stages", n, n)
+    jobs = load_jobs(runs, progress=lambda k: step("reading the runs' coflows", k, n))
+    step("reading the runs' coflows", n, n)
     norm = sort_by_policy(sort_scenarios(reference_ratios(runs, reference=ref)))
     step("tables")
     tables = results / "tables"

@@ -61,11 +61,12 @@ class ClusterState:
 
     def __init__(self, trace: Trace, topology: Topology, *, release_at_zero: bool = False,
                  record_events: bool = False, release_latency_s: float = 0.0,
-                 admission_rule: str = "fifo"):
+                 admission_rule: str | None = None):
         self.compiled = compile_trace(trace, topology, release_at_zero=release_at_zero)
         self.record_events = record_events
-        # which waiting trials a cluster starts (emulation/admission_rules.py)
-        self.admission_rule = admission_rule
+        # which waiting trials a cluster starts (emulation/admission_rules.py): the
+        # trace's cluster's rule unless given
+        self.admission_rule = admission_rule or (trace.cluster or {}).get("admission", "fifo")
         # a released coflow's flows join the network this much later (the packet-aware
         # fluid model, emulation/packet_model.py); its recorded release is the
         # moment it was released

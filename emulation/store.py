@@ -446,6 +446,28 @@ def pack(exp_dir: str | Path) -> int:
     return len(loose)
 
 
+def rewrite_runs(exp_dir: str | Path, fn) -> int:
+    """Rewrite the run.json and run_config.json texts of an experiment's packed runs in
+    place: ``fn(run, part, run_json, run_config)`` returns the new pair (None: as it was);
+    runs.parquet's scalar columns and index.csv follow. Returns how many rows changed."""
+    exp_dir = Path(exp_dir)
+    old = _read_packed(exp_dir / RUNS_FILE)
+    if old is None:
+        return 0
+    rows, changed = [], 0
+    for r in old[["run", "part", "run_json", "run_config", "tables"]].to_dict("records"):
+        new = fn(r["run"], r["part"], r["run_json"], r["run_config"])
+        if new is not None and tuple(new) != (r["run_json"], r["run_config"]):
+            r["run_json"], r["run_config"] = new
+            changed += 1
+        rows.append({**r, **_scalars(r["run_json"])})
+    if changed:
+        runs = pd.DataFrame(rows)
+        _write_parquet(runs, exp_dir / RUNS_FILE)
+        _write_index(runs, exp_dir / INDEX_FILE)
+    return changed
+
+
 def _write_index(runs: pd.DataFrame, path: Path) -> None:
     own = runs[runs["part"] == ""]
     cols = [c for c in INDEX_COLUMNS if c in own.columns]

@@ -17,6 +17,7 @@ writes a file.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -97,10 +98,10 @@ class RunSpec:
 
     @property
     def config_hash(self) -> str:
-        """Hash of ``config`` without the trace file's location: a trace file is identified
-        by its content (``trace_sha256``), so moving the repository or the file keeps runs done."""
-        cfg = {**self.config, "experiment_cfg": {**self.experiment_cfg, "trace": ""}}
-        return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+        """Hash of ``identity(config)`` without the trace file's location: a trace file is
+        identified by its content (``trace_sha256``), so moving the repository or the file
+        keeps runs done."""
+        return config_hash(self.config)
 
     @property
     def run_key(self) -> str:
@@ -110,12 +111,53 @@ class RunSpec:
         return run_key(self.config)
 
 
+def config_hash(config: dict[str, Any]) -> str:
+    """A run's config hash (``RunSpec.config_hash``) from its config (``RunSpec.config``,
+    or a run_config.json as read back, its ``config_hash`` ignored)."""
+    cfg = identity({k: v for k, v in config.items() if k != "config_hash"})
+    cfg["experiment_cfg"] = {**cfg["experiment_cfg"], "trace": ""}
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _field_defaults(cls: type) -> dict[str, Any]:
+    """A config dataclass's keys with a default, and that default as a run records it."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = to_dict(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = to_dict(f.default_factory())
+    return out
+
+
+def _table_classes() -> dict[str, type]:
+    """A run config's tables and the dataclass each is built from."""
+    from emulation.topology import TopologyConfig
+    from workloads.cluster import ClusterConfig
+    from workloads.generator import WorkloadConfig
+    return {"experiment_cfg": ExperimentSection, "workload": WorkloadConfig,
+            "topology": TopologyConfig, "cluster": ClusterConfig}
+
+
+def identity(config: dict[str, Any]) -> dict[str, Any]:
+    """A run's config as its identity is hashed: each table without the keys at their
+    default, so that a key added to a table with a default that keeps what runs did before
+    leaves every recorded run's identity as it was (run_config.json keeps every key)."""
+    out = dict(config)
+    for table, cls in _table_classes().items():
+        if isinstance(out.get(table), dict):
+            defaults = _field_defaults(cls)
+            out[table] = {k: v for k, v in out[table].items()
+                          if k not in defaults or defaults[k] != v}
+    return out
+
+
 def run_key(config: dict[str, Any]) -> str:
     """What decides whether a run directory holds a run: the hash of a run's config
     (``RunSpec.config``, or a run_config.json as read back, its ``config_hash`` ignored)
     without the trace file's location, the labels of ``COSMETIC_EXPERIMENT_KEYS`` and the
     run lists of ``RUN_LIST_EXPERIMENT_KEYS``."""
-    cfg = {k: v for k, v in config.items() if k != "config_hash"}
+    cfg = identity({k: v for k, v in config.items() if k != "config_hash"})
     skip = COSMETIC_EXPERIMENT_KEYS + RUN_LIST_EXPERIMENT_KEYS
     cfg["experiment_cfg"] = {**{k: v for k, v in cfg["experiment_cfg"].items()
                                 if k not in skip}, "trace": ""}
@@ -126,7 +168,7 @@ def content_key(spec: RunSpec) -> str:
     """What a fluid run's records depend on: its config without the experiment's name,
     description, figure, run lists and the swept parameters' labels. Two runs with the same key
     (the congestion family's base point sits in four experiments) give identical records."""
-    cfg = dict(spec.config)
+    cfg = identity(spec.config)
     cfg["experiment_cfg"] = {k: v for k, v in cfg["experiment_cfg"].items()
                              if k not in ("name", *COSMETIC_EXPERIMENT_KEYS,
                                           *RUN_LIST_EXPERIMENT_KEYS)}
@@ -264,11 +306,8 @@ def _recorded_experiment(exp: ExperimentSection) -> dict[str, Any]:
     exp_cfg = to_dict(exp)
     # recorded and hashed: the file's list, or SHIPPED_POLICIES for a file without one
     exp_cfg["policies"] = list(exp.policies if exp.policies is not None else SHIPPED_POLICIES)
-    if exp.backend in EXACT:
-        del exp_cfg["repetitions"]  # always 1; keeps the exact runs' config hashes
-    if exp.fluid_model == "ideal":
-        del exp_cfg["fluid_model"]  # the default; keeps the runs' config hashes
-    else:  # the costs are part of the run: a new calibration makes new runs
+    if exp.fluid_model != "ideal":
+        # the costs are part of the run: a new calibration makes new runs
         from emulation.packet_model import load_costs
         exp_cfg["packet_costs"] = load_costs(rate_scale=exp.rate_scale,
                                              time_scale=exp.time_scale).as_dict()

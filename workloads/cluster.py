@@ -24,18 +24,27 @@ from workloads.sync import parameter_server, ring_allreduce
 from workloads.trace import CoflowSpec, Job
 
 PLACEMENTS = ("pack", "spread", "random")
+# the cluster scheduler's admission rules (``emulation/admission_rules.py`` implements
+# them, registered under these names)
+ADMISSIONS = ("first_fit", "backfill", "fifo")
 
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    """The ``[cluster]`` table: GPUs per server, the placement rule, a per-tuning-job cap.
+    """The ``[cluster]`` table: GPUs per server, the placement rule, a per-tuning-job cap,
+    the admission rule.
 
     ``max_concurrent_trials`` caps the trials one tuning job runs at once (Ray Tune's
-    ``TuneConfig.max_concurrent_trials``); 0: no cap."""
+    ``TuneConfig.max_concurrent_trials``); 0: no cap. ``admission``: which waiting trials
+    start when GPUs free up: ``first_fit`` (every one that fits, in queue order: Ray
+    Tune's trial runner, Kueue's default ``BestEffortFIFO``), ``backfill`` (EASY
+    backfilling, Slurm's default) or ``fifo`` (strict: the first that does not fit holds
+    back the rest; Kueue's ``StrictFIFO``)."""
 
     gpus_per_host: int = 8
     placement: Literal["pack", "spread", "random"] = "pack"
     max_concurrent_trials: int = 0
+    admission: Literal["first_fit", "backfill", "fifo"] = "first_fit"
 
     def check(self, where: str = "cluster") -> None:
         if self.gpus_per_host < 0:

@@ -19,7 +19,9 @@ finished (BSP). A stage starts at its app's arrival once every stage in ``depend
 has completed, and ends when all its jobs have run all their iterations.
 
 A trace with a ``cluster`` (``{"gpus_per_host": 8, "placement": "pack",
-"max_concurrent_trials": 0}``, ``workloads/cluster.py``) runs its trials on servers with
+"max_concurrent_trials": 0, "admission": "first_fit"}``, ``workloads/cluster.py``; a
+``cluster`` without ``admission`` was written before the rule could be chosen and ran
+under strict FIFO: it is read as ``"fifo"``) runs its trials on servers with
 GPUs: each job says how many GPUs it needs (``gpus``), its model's size
 (``model_size_bytes``) and its parameter-server shards (``ps_servers``), and leaves
 ``hosts`` and ``coflows`` empty; the run places it when GPUs are free and derives its
@@ -332,6 +334,7 @@ def validate_dict(data: Any) -> Trace:
         raise TraceError("trace: 'meta' must be an object")
     cluster = data.get("cluster")
     if cluster is not None:
+        cluster = {"admission": "fifo", **cluster}  # see the module: written before the key
         _check_cluster(cluster, len(hosts))
     reader = _AppReader(set(hosts), endpoints, cluster is not None)
     apps = [reader.app(a, ai) for ai, a in enumerate(_get(data, "apps", list, "trace"))]

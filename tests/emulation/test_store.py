@@ -157,3 +157,19 @@ def test_a_packed_run_copied_out_is_loose_and_the_pack_keeps_it(exp, tmp_path):
     assert (copy / "run_config.json").read_text() == '{"config_hash": "abc"}\n'
     assert not (copy / "s0.pcap").exists()  # kept loose in the run's own directory only
     assert store.read_table(exp / "beamer,seed=1" / "stages.csv").equals(STAGES_A)
+
+
+def test_a_packed_runs_texts_are_rewritten_in_place_with_its_index(exp):
+    store.pack(exp)
+
+    def fn(run, part, run_json, run_config):
+        if run == "fair,seed=1" and part == "":
+            return run_json.replace('"fair"', '"varys"'), '{"config_hash": "new"}\n'
+        return None
+    assert store.rewrite_runs(exp, fn) == 1
+    d = exp / "fair,seed=1"
+    assert store.read_json(d / "run.json")["policy"] == "varys"
+    assert store.read_text(d / "run_config.json") == '{"config_hash": "new"}\n'
+    assert pd.read_csv(exp / store.INDEX_FILE)["policy"].tolist() == ["beamer", "varys"]
+    pd.testing.assert_frame_equal(store.read_table(d / "trials.csv"), TRIALS_B, check_exact=True)
+    assert store.rewrite_runs(exp, lambda *a: None) == 0

@@ -179,7 +179,11 @@ def test_experiment_key_needs_a_calibration_and_records_the_costs(tmp_path, monk
     applied = {k: v for k, v in COSTS.as_dict().items() if k in packet_model.APPLIED}
     assert spec.experiment_cfg["packet_costs"] == {**PacketCosts().as_dict(), **applied}
     ideal, = load_experiment(_experiment(tmp_path, ""), full=False)
-    assert "fluid_model" not in ideal.experiment_cfg  # the default keeps earlier hashes
+    # the default is recorded and leaves the hash of a config without the key as it was
+    from runner.config import config_hash
+    assert ideal.experiment_cfg["fluid_model"] == "ideal"
+    without = {k: v for k, v in ideal.experiment_cfg.items() if k != "fluid_model"}
+    assert config_hash({**ideal.config, "experiment_cfg": without}) == ideal.config_hash
     assert spec.config_hash != ideal.config_hash
     with pytest.raises(ConfigError, match="the key is for fluid runs"):
         load_experiment(_experiment(tmp_path, 'fluid_model = "packet-aware"\nbackend = "mininet"'),

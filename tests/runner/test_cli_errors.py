@@ -288,7 +288,10 @@ def _progress(stderr: str) -> list[str]:
 def test_run_experiments_shows_the_analysis_steps(analysed):
     r, out = analysed
     steps = _progress(r.stderr)
-    assert steps[0] == "analysis: reading the records of 2 runs"
+    assert steps[:4] == ["analysis: reading the runs' stages (0 of 2)",
+                         "analysis: reading the runs' stages (2 of 2)",
+                         "analysis: reading the runs' coflows (0 of 2)",
+                         "analysis: reading the runs' coflows (2 of 2)"], steps
     assert {"analysis: tables", "analysis: figures (0 of 1)", "analysis: figures (1 of 1)",
             "analysis: summary"} <= set(steps), steps
     assert r.stdout.splitlines()[-1].startswith(f"results: {out} (summary: ")
@@ -301,7 +304,8 @@ def test_the_analysis_shows_its_steps_on_stderr(analysed):
     assert r.returncode == 0, r.stderr
     assert r.stdout == f"{out / 'summary.md'}\n"  # what scripts read, unchanged
     steps = _progress(r.stderr)
-    assert steps[0] == "analysis: reading the records of 2 runs" and steps[-1] == "analysis: summary"
+    assert steps[0] == "analysis: reading the runs' stages (0 of 2)", steps
+    assert steps[-1] == "analysis: summary"
     assert "analysis: figures (1 of 1)" in steps
 
 
