@@ -157,6 +157,18 @@ def _into_reference(out: Path, args: argparse.Namespace) -> bool:
     return out == REFERENCE_DIR.resolve() and bool(args.config or args.full) and not args.force
 
 
+def _dirty_reference(out: Path, *, writes: bool) -> str | None:
+    """Why runs may not be written into ``results/`` now: each reference record names the
+    commit that made it (run.json ``git_sha``), so the code must be committed (no tracked
+    change outside ``results/``: ``emulation.records.git_sha`` would add ``-dirty``)."""
+    from emulation.records import git_sha
+    if not writes or out != REFERENCE_DIR.resolve() or not (git_sha() or "").endswith("-dirty"):
+        return None
+    return (f"{_shown(out)} keeps reference records, each naming the commit that made it, "
+            "and the work tree has uncommitted changes outside it (git status): commit "
+            "them first, or write the runs elsewhere with --out DIR")
+
+
 def found_leftovers(out: Path, args: argparse.Namespace) -> list[Path]:
     """What runners killed mid-write left in ``out`` (``interrupted_leftovers``). Not
     looked for with a remote Dask cluster, whose workers' process ids are not this
@@ -567,6 +579,10 @@ def main(argv: list[str] | None = None) -> int:
                         refusal=refusal)
     if refusal:
         print(f"error: {refusal}", file=sys.stderr)
+        return 2
+    dirty = _dirty_reference(out, writes=bool(todo or relabelled))
+    if dirty:
+        print(f"error: {dirty}", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
     _relabel(relabelled, out)

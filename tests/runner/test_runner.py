@@ -578,3 +578,24 @@ def test_cdf_flag_of_the_runner(tmp_path):
     first = (out / "summary.md").read_text().splitlines()[2]
     assert "`python -m analysis" in first and "--cdf tiny`" in first
     assert list((out / "figures").glob("tiny_sct_cdf*.png"))
+
+
+def test_reference_runs_are_not_written_from_uncommitted_code(tmp_path, monkeypatch, capsys):
+    """Runs to write into results/ while the code has uncommitted changes: one error line,
+    exit 2, nothing written; a clean tree, or another directory, runs (checked by the
+    refusal's absence, with no run to make). The reference directory is a temporary one."""
+    import run_experiments as rx
+    from emulation import records
+    ref = tmp_path / "results"
+    monkeypatch.setattr(rx, "REFERENCE_DIR", ref)
+    cfg = write_cfg(tmp_path)
+    args = ["--config", str(cfg), "--out", str(ref), "--force", "--no-analysis"]
+    monkeypatch.setattr(records, "git_sha", lambda repo=None: "abc123-dirty")
+    assert rx.main(args) == 2
+    [err] = capsys.readouterr().err.splitlines()
+    assert "uncommitted changes" in err and "--out DIR" in err, err
+    assert not ref.exists()
+    assert rx._dirty_reference(ref.resolve(), writes=False) is None  # nothing to write
+    assert rx._dirty_reference(tmp_path / "elsewhere", writes=True) is None
+    monkeypatch.setattr(records, "git_sha", lambda repo=None: "abc123")
+    assert rx._dirty_reference(ref.resolve(), writes=True) is None
