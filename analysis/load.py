@@ -264,11 +264,11 @@ def load_jobs(runs: pd.DataFrame, *, progress: Callable[[int], None] | None = No
     once over all runs' records. ``progress(k)``: called before the k-th run is read."""
     cfs, sts = [], []
     for i, d in enumerate(_counted(runs["run_dir"], progress)):
-        cf = store.read_table(Path(d) / "coflows.csv")
+        cf = store.read_table(Path(d) / "coflows.csv", columns=["stage_id", "job_id", "end_s"])
         if cf.empty:
             continue
-        cfs.append(cf[["stage_id", "job_id", "end_s"]].assign(_run=i))
-        sts.append(store.read_table(Path(d) / "stages.csv")[["stage_id", "start_s"]]
+        cfs.append(cf.assign(_run=i))
+        sts.append(store.read_table(Path(d) / "stages.csv", columns=["stage_id", "start_s"])
                    .assign(_run=i))
     if not cfs:
         return pd.DataFrame()

@@ -173,3 +173,15 @@ def test_a_packed_runs_texts_are_rewritten_in_place_with_its_index(exp):
     assert pd.read_csv(exp / store.INDEX_FILE)["policy"].tolist() == ["beamer", "varys"]
     pd.testing.assert_frame_equal(store.read_table(d / "trials.csv"), TRIALS_B, check_exact=True)
     assert store.rewrite_runs(exp, lambda *a: None) == 0
+
+
+def test_a_table_reads_only_the_columns_asked_for_loose_or_packed(exp):
+    d = exp / "fair,seed=1"
+    want = TRIALS_B[["gpus", "job_id"]]
+    pd.testing.assert_frame_equal(store.read_table(d / "trials.csv", columns=["gpus", "job_id"]),
+                                  want)
+    store.pack(exp)
+    pd.testing.assert_frame_equal(store.read_table(d / "trials.csv", columns=["gpus", "job_id"]),
+                                  want)
+    with pytest.raises(KeyError):
+        store.read_table(d / "trials.csv", columns=["size_bytes"])
