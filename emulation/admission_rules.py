@@ -43,21 +43,28 @@ class AdmissionRule:
         raise NotImplementedError
 
 
+def _in_queue_order(adm: Admission, *, now_s: float, stop_at_misfit: bool) -> Started:
+    """Start the waiting jobs that fit, in queue order (a job at its tuning job's cap is
+    passed over); ``stop_at_misfit``: none after the first that does not fit."""
+    started = []
+    for j in adm.queue:
+        if adm.at_cap(j):
+            continue
+        p = adm.try_start(j, now_s=now_s)
+        if p is not None:
+            started.append((j, p))
+        elif stop_at_misfit:
+            break
+    return started
+
+
 class Fifo(AdmissionRule):
     """Strict FIFO: stop at the first trial that does not fit."""
 
     name = "fifo"
 
     def admit(self, adm: Admission, *, now_s: float) -> Started:
-        started = []
-        for j in adm.queue:
-            if adm.at_cap(j):
-                continue
-            p = adm.try_start(j, now_s=now_s)
-            if p is None:
-                break
-            started.append((j, p))
-        return started
+        return _in_queue_order(adm, now_s=now_s, stop_at_misfit=True)
 
 
 class FirstFit(AdmissionRule):
@@ -66,14 +73,7 @@ class FirstFit(AdmissionRule):
     name = "first_fit"
 
     def admit(self, adm: Admission, *, now_s: float) -> Started:
-        started = []
-        for j in adm.queue:
-            if adm.at_cap(j):
-                continue
-            p = adm.try_start(j, now_s=now_s)
-            if p is not None:
-                started.append((j, p))
-        return started
+        return _in_queue_order(adm, now_s=now_s, stop_at_misfit=False)
 
 
 class Backfill(AdmissionRule):
