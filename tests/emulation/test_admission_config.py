@@ -29,6 +29,7 @@ def test_the_cluster_table_takes_the_three_rules_and_refuses_any_other():
     assert "first_fit" in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_a_bad_admission_in_an_experiment_file_is_one_line_and_exit_2(tmp_path):
     from tests.runner.test_runner_checks import runner, write
     cfg = write(tmp_path, wl_hosts=8, extra='\n[cluster]\nadmission = "sjf"\n')
